@@ -1,0 +1,19 @@
+#!/bin/sh
+# Installs every Debian package that building and testing skypool needs.
+# Run as root on Debian 12 (bookworm). Idempotent.
+set -eu
+pkgs="build-essential cmake pkg-config clang libclang-rt-14-dev
+ libcurl4-openssl-dev libssl-dev libyaml-dev libsqlite3-dev libcmocka-dev
+ libjansson-dev libxml2-dev libprotobuf-c-dev protobuf-c-compiler
+ python3 ca-certificates"
+missing=""
+for p in $pkgs; do
+    dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+        missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    # shellcheck disable=SC2086
+    apt-get install -y -qq --no-install-recommends $missing
+fi
