@@ -18,6 +18,7 @@ typedef struct collect_ctx {
     unsigned provider_rank;
     size_t emitted;
     size_t noted;
+    bool quiet;                /* a pass whose notes the next pass makes moot */
     int status;
 } collect_ctx;
 
@@ -40,6 +41,15 @@ static bool big_enough(const sp_offers_request *req, const sp_offer *o)
     if (req->memory_gib.value && o->mem_mib && mem_gib < req->memory_gib.value)
         return false;
     return true;
+}
+
+static bool takes_mig_layout(const sp_offers_request *req, const sp_offer *o)
+{
+    if (!req->n_mig)
+        return true;
+    sp_mig_layout layout;
+    sp_err ignored;
+    return sp_mig_layout_parse(o->accelerator, req->mig, req->n_mig, &layout, &ignored) == SP_OK;
 }
 
 static bool set_reserve(sp_offer_set *set)
@@ -78,6 +88,10 @@ static int on_offer(sp_offer_sink *sink, const sp_offer *offer)
     }
     if (!big_enough(c->req, offer)) {
         c->set->too_small++;
+        return SP_OK;
+    }
+    if (!takes_mig_layout(c->req, offer)) {
+        c->set->no_mig++;
         return SP_OK;
     }
     if (!set_reserve(c->set))
@@ -131,6 +145,8 @@ static int on_note(sp_offer_sink *sink, const char *message)
 {
     collect_ctx *c = sink->opaque;
     c->noted++;
+    if (c->quiet)
+        return SP_OK;
     int rc = add_note(c->set, c->plugin->table.name, message);
     return rc ? (c->status = rc) : SP_OK;
 }
@@ -212,6 +228,9 @@ static int ask_provider(collect_ctx *c, const sp_spec_term *t, sp_err *err)
     fill_query(c->req, t, c->market, keys, &q);
     if (!c->plugin->table.offers)
         return add_note(c->set, c->plugin->table.name, "serves no offers");
+    if (c->req->n_mig && !(c->plugin->table.caps & SP_CAP_MIG))
+        return add_note(c->set, c->plugin->table.name,
+                        "cannot partition GPUs with MIG, so it was left out");
     sp_offer_sink sink = {sizeof(sink), c, on_offer, on_note};
     c->emitted = c->noted = 0;
     c->status = SP_OK;
@@ -222,7 +241,7 @@ static int ask_provider(collect_ctx *c, const sp_spec_term *t, sp_err *err)
         /* One provider failing (a bad catalog, say) must not hide the others' offers. */
         return add_note(c->set, c->plugin->table.name, err ? err->msg : sp_strerror(rc));
     }
-    return c->emitted || c->noted ? SP_OK : explain_empty(c, &q, t);
+    return c->emitted || c->noted || c->quiet ? SP_OK : explain_empty(c, &q, t);
 }
 
 static int find_provider(sp_registry *reg, const char *name, const sp_plugin **out, sp_err *err)
@@ -271,6 +290,8 @@ static int collect_provider(sp_registry *reg, collect_ctx *c, const sp_spec *spe
         for (int m = 0; m < n_markets; m++) {
             c->term = t;
             c->market = markets[m];
+            /* Spot, then on-demand: why a provider has no spot is moot if on-demand follows. */
+            c->quiet = m + 1 < n_markets;
             int rc = ask_provider(c, &spec->terms[t], err);
             if (rc)
                 return rc;

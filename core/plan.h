@@ -24,6 +24,7 @@ typedef struct sp_offer_set {
     size_t n_notes, cap_notes;
     size_t unpriced;           /* offers left out because the market has no price for them */
     size_t too_small;          /* offers left out by the pool's cpus/memory */
+    size_t no_mig;             /* offers left out because their GPU cannot take the MIG layout */
     sp_strpool *strings;
 } sp_offer_set;
 
@@ -38,6 +39,9 @@ typedef struct sp_offers_request {
     double max_hourly_usd;        /* 0: no budget */
     sp_amount cpus;
     sp_amount memory_gib;
+    const char *const *mig;       /* MIG layout per GPU; offers whose GPU cannot take it are
+                                     left out */
+    size_t n_mig;
 } sp_offers_request;
 
 /* Asks every allowed provider for offers for every term and market the request allows, then

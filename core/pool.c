@@ -604,7 +604,7 @@ static int read_choice(ctx *c, const node *v, const field *f, const choices *ch,
 
 static int read_whole(ctx *c, const node *v, const field *f, long lo, long hi, long *out)
 {
-    double d;
+    double d = 0;
     if (!number_of(v, &d))
         return type_error(c, v, "a whole number", f);
     if (!isfinite(d) || d != floor(d))
@@ -758,7 +758,7 @@ static int read_name(ctx *c, const node *v, const field *f)
 
 static int read_nodes(ctx *c, const node *v, const field *f)
 {
-    long n;
+    long n = 0;
     int rc = read_whole(c, v, f, 1, NODES_MAX, &n);
     if (rc == SP_OK)
         c->pool->nodes = (unsigned)n;
@@ -810,7 +810,7 @@ static int read_regions(ctx *c, const node *v, const field *f)
 
 static int read_budget(ctx *c, const node *v, const field *f)
 {
-    double d;
+    double d = 0;
     if (!number_of(v, &d))
         return type_error(c, v, "a number of US dollars", f);
     if (!isfinite(d) || d <= 0)
@@ -844,6 +844,21 @@ static int spec_error(ctx *c, const node *v, const sp_err *e)
     return fail_at(c, v->line, col, "%s", msg);
 }
 
+/* Parses one spec string (the whole grammar, or a single term) into spec or term. */
+static int parse_spec(ctx *c, const node *v, const field *f, sp_spec *spec, sp_spec_term *term)
+{
+    sp_err e = {0};
+    int rc = want_string(c, v, f);
+    if (rc)
+        return rc;
+    if (has_control(v->text))
+        return fail(c, v, "contains a control character (a tab or a line break); write the "
+                    "spec on one line, like H100:8");
+    if ((spec ? sp_spec_parse(v->text, spec, &e) : sp_spec_term_parse(v->text, term, &e)))
+        return spec_error(c, v, &e);
+    return SP_OK;
+}
+
 static int read_terms(ctx *c, const node *v, const field *f, sp_spec_kind kind)
 {
     sp_spec *spec = &c->pool->accelerators;
@@ -856,11 +871,8 @@ static int read_terms(ctx *c, const node *v, const field *f, sp_spec_kind kind)
                     SP_SPEC_MAX_TERMS, SP_SPEC_MAX_TERMS);
     spec->kind = kind;
     for (size_t i = 0; i < v->n; i++) {
-        sp_err e = {0};
         size_t old = path_push_index(c, i);
-        int rc = want_string(c, v->kids[i], f);
-        if (rc == SP_OK && sp_spec_term_parse(v->kids[i]->text, &spec->terms[i], &e) != SP_OK)
-            rc = spec_error(c, v->kids[i], &e);
+        int rc = parse_spec(c, v->kids[i], f, NULL, &spec->terms[i]);
         path_pop(c, old);
         if (rc)
             return rc;
@@ -892,15 +904,11 @@ static int read_accel_map(ctx *c, const node *v, const field *f)
 
 static int read_accelerators(ctx *c, const node *v, const field *f)
 {
-    sp_err e = {0};
     if (v->kind == NODE_SEQ)
         return read_terms(c, v, f, SP_SPEC_ORDERED);
     if (v->kind == NODE_MAP)
         return read_accel_map(c, v, f);
-    int rc = want_string(c, v, f);
-    if (rc == SP_OK && sp_spec_parse(v->text, &c->pool->accelerators, &e) != SP_OK)
-        rc = spec_error(c, v, &e);
-    return rc;
+    return parse_spec(c, v, f, &c->pool->accelerators, NULL);
 }
 
 /* [1-9][0-9]{0,3}\+? as a string, or a whole number 1..9999. */
@@ -908,9 +916,9 @@ static int read_cpus(ctx *c, const node *v, const field *f)
 {
     sp_amount *a = &c->pool->cpus;
     const char *s = v->text;
-    double d;
+    double d = 0;
     if (v->kind == NODE_SCALAR && number_of(v, &d)) {
-        long n;
+        long n = 0;
         int rc = read_whole(c, v, f, 1, CPUS_MAX, &n);
         a->value = rc ? 0 : (unsigned)n;
         return rc;
@@ -947,7 +955,7 @@ static bool parse_size(const char *s, sp_amount *a)
 
 static int read_size(ctx *c, const node *v, const field *f, sp_amount *out)
 {
-    double d;
+    double d = 0;
     if (v->kind == NODE_SCALAR && number_of(v, &d))
         return fail(c, v, "%.64s has no unit; write it like '%s'", v->text, f->example);
     int rc = want_string(c, v, f);

@@ -12,8 +12,8 @@ typedef struct offers_args {
     bool spot, json, all;
     unsigned nodes;
     long limit;
-    char **providers, **regions;
-    size_t n_providers, n_regions;
+    char **providers, **regions, **mig;
+    size_t n_providers, n_regions, n_mig;
 } offers_args;
 
 static int parse_args(int argc, char **argv, offers_args *a)
@@ -22,11 +22,12 @@ static int parse_args(int argc, char **argv, offers_args *a)
         {"spot", no_argument, NULL, 's'},     {"json", no_argument, NULL, 'j'},
         {"all", no_argument, NULL, 'a'},      {"provider", required_argument, NULL, 'p'},
         {"region", required_argument, NULL, 'r'}, {"nodes", required_argument, NULL, 'n'},
-        {"limit", required_argument, NULL, 'l'},  {NULL, 0, NULL, 0}};
+        {"limit", required_argument, NULL, 'l'},  {"mig", required_argument, NULL, 'm'},
+        {NULL, 0, NULL, 0}};
     int ch;
     char *end;
     optind = 1;
-    while ((ch = getopt_long(argc, argv, "sjap:r:n:l:", opts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "sjap:r:n:l:m:", opts, NULL)) != -1) {
         switch (ch) {
         case 's': a->spot = true; break;
         case 'j': a->json = true; break;
@@ -37,6 +38,10 @@ static int parse_args(int argc, char **argv, offers_args *a)
             break;
         case 'r':
             if (!cli_split_list(optarg, &a->regions, &a->n_regions))
+                return cli_fail(EXIT_FAILURE_, "out of memory");
+            break;
+        case 'm':
+            if (!cli_split_list(optarg, &a->mig, &a->n_mig))
                 return cli_fail(EXIT_FAILURE_, "out of memory");
             break;
         case 'n':
@@ -118,7 +123,9 @@ static int run(const offers_args *a)
                              .n_providers = a->n_providers,
                              .regions = (const char *const *)a->regions,
                              .n_regions = a->n_regions,
-                             .nodes = a->nodes};
+                             .nodes = a->nodes,
+                             .mig = (const char *const *)a->mig,
+                             .n_mig = a->n_mig};
     sp_offer_set set;
     if ((rc = sp_offers_collect(&reg, &req, &set, &err)) != SP_OK) {
         rc = cli_fail(rc == SP_E_NOTFOUND ? EXIT_USAGE : cli_exit_code(rc), "%s", err.msg);
@@ -138,13 +145,15 @@ static int offers_exec(int argc, char **argv)
         rc = run(&a);
     cli_free_list(a.providers, a.n_providers);
     cli_free_list(a.regions, a.n_regions);
+    cli_free_list(a.mig, a.n_mig);
     return rc;
 }
 
 const sp_cmd cmd_offers = {
     "offers",
     "ranked offers for an accelerator spec across providers",
-    "SPEC [--spot] [--provider P[,P]] [--region R[,R]] [--nodes N] [--limit N | --all] [--json]\n"
+    "SPEC [--spot] [--provider P[,P]] [--region R[,R]] [--nodes N] [--mig LAYOUT]\n"
+    "       [--limit N | --all] [--json]\n"
     "\n"
     "Lists every offer that matches SPEC, cheapest first, from the providers' catalogs.\n"
     "\n"
@@ -156,6 +165,8 @@ const sp_cmd cmd_offers = {
     "  --provider P    only these providers, in this order of preference\n"
     "  --region R      only these regions, in this order of preference\n"
     "  --nodes N       price N nodes (the $/H TOTAL column)\n"
+    "  --mig LAYOUT    only GPUs that can be split so: 3g.40gb (as many as fit) or a\n"
+    "                  comma-separated list of profiles per GPU (4g.40gb,3g.40gb)\n"
     "  --limit N       show the first N offers (default 20); --all shows every one\n"
     "  --json          machine-readable output (every offer)\n"
     "\n"

@@ -35,6 +35,8 @@ static void request_of(const sp_pool *pool, sp_offers_request *req)
     req->max_hourly_usd = pool->max_hourly_usd;
     req->cpus = pool->cpus;
     req->memory_gib = pool->memory_gib;
+    req->mig = (const char *const *)pool->mig;
+    req->n_mig = pool->n_mig;
 }
 
 static void print_verdict(const sp_pool *pool, const sp_offer_set *set)

@@ -65,6 +65,9 @@ void cli_print_notes(const sp_offer_set *set, FILE *out)
     if (set->too_small)
         fprintf(out, "note: %zu offers have fewer vCPUs or less memory than asked and were left out\n",
                 set->too_small);
+    if (set->no_mig)
+        fprintf(out, "note: %zu offers have GPUs that cannot take the MIG layout and were left out\n",
+                set->no_mig);
 }
 
 json_t *cli_notes_json(const sp_offer_set *set)

@@ -48,7 +48,7 @@ static const sp_provider do_table = {
     .version = "0.1.0",
     .description = "DigitalOcean GPU droplets (NVIDIA and AMD), on-demand",
     .kind = SP_KIND_VM_SSH,
-    .caps = 0,
+    .caps = SP_CAP_MIG, /* root on a VM with whole GPUs passed through */
     .fini = do_fini,
     .offers = do_offers,
 };

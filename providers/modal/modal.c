@@ -30,7 +30,7 @@ static int upgrade_note(const sp_offer_query *q, sp_offer_sink *sink)
     if (q->exact)
         return SP_OK;
     if (asks_for(q, "H100-SXM"))
-        return sink->note(sink, "Modal may run H100 requests on H200 at the H100 price; write "
+        return sink->note(sink, "Modal may run H100 requests on H200; write "
                                 "H100! to forbid the upgrade");
     if (asks_for(q, "A100-40GB"))
         return sink->note(sink, "Modal may run A100-40GB requests on A100-80GB; write A100! to "

@@ -78,29 +78,6 @@ static void some_queries(const sp_catalog *cat)
     sp_catalog_query(cat, &q, &sink, &err);
 }
 
-static char temp[] = "/tmp/fuzz-catalog-XXXXXX";
-
-static void remove_temp(void)
-{
-    char path[64];
-    snprintf(path, sizeof(path), "%s/aws.tsv", temp);
-    unlink(path);
-    rmdir(temp);
-}
-
-/* A private directory for the round trip, made once per process. */
-static const char *temp_dir(void)
-{
-    static int made;
-    if (!made) {
-        if (!mkdtemp(temp))
-            abort();
-        atexit(remove_temp);
-        made = 1;
-    }
-    return temp;
-}
-
 /* Everything that parsed is written out and parsed again: the row count must hold. */
 static void round_trip(const sp_catalog *cat)
 {
@@ -111,14 +88,20 @@ static void round_trip(const sp_catalog *cat)
     sp_err err;
     if (sp_catalog_query(cat, &all, &r.sink, &err) != SP_OK || r.n != info.n_rows)
         abort();
-    char path[96];
-    snprintf(path, sizeof(path), "%s/aws.tsv", temp_dir());
-    if (sp_catalog_write(path, "aws", info.source, info.date, r.offers, r.n, &err) != SP_OK) {
+    char dir[] = "/tmp/fuzz-catalog-XXXXXX", path[64];
+    if (!mkdtemp(dir))
+        abort();
+    snprintf(path, sizeof(path), "%s/aws.tsv", dir);
+    int rc = sp_catalog_write(path, "aws", info.source, info.date, r.offers, r.n, &err);
+    if (rc != SP_OK) {
         fprintf(stderr, "write refused what the reader accepted: %s\n", err.msg);
         abort();
     }
     sp_catalog *again = NULL;
-    if (sp_catalog_load("aws", temp_dir(), NULL, 0, &again, &err) != SP_OK) {
+    rc = sp_catalog_load("aws", dir, NULL, 0, &again, &err);
+    unlink(path);
+    rmdir(dir);
+    if (rc != SP_OK) {
         fprintf(stderr, "reader refused what the writer wrote: %s\n", err.msg);
         abort();
     }

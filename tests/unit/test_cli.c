@@ -130,6 +130,26 @@ static void test_offers_filters(void **state)
     expect(sk("offers H100-PCIe:8", 0), 4, "no offers match");
 }
 
+/* A MIG layout keeps only GPUs that can take it, on providers that can set it up. */
+static void test_offers_mig(void **state)
+{
+    (void)state;
+    json_t *j = json_of(sk("offers '{A100:80GB:8, L4:8}' --mig 3g.40gb --json", 0), 0);
+    json_t *o;
+    size_t i;
+    json_array_foreach(json_object_get(j, "offers"), i, o) {
+        assert_string_equal(json_string_value(json_object_get(o, "accelerator")), "A100-80GB");
+        assert_string_not_equal(json_string_value(json_object_get(o, "provider")), "modal");
+    }
+    assert_true(i > 0);
+    bool modal_note = false;
+    json_array_foreach(json_object_get(j, "notes"), i, o)
+        modal_note |= strstr(json_string_value(o), "modal: cannot partition GPUs") != NULL;
+    assert_true(modal_note);
+    json_decref(j);
+    expect(sk("offers L4:8 --mig 3g.40gb", 0), 4, "cannot take the MIG layout");
+}
+
 static void test_validate(void **state)
 {
     (void)state;
@@ -214,6 +234,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_offers_spot_ranked), cmocka_unit_test(test_offers_json_a100_80),
         cmocka_unit_test(test_offers_errors),      cmocka_unit_test(test_offers_filters),
+        cmocka_unit_test(test_offers_mig),
         cmocka_unit_test(test_validate),           cmocka_unit_test(test_plan),
         cmocka_unit_test(test_plan_over_budget),   cmocka_unit_test(test_providers_and_catalog),
         cmocka_unit_test(test_dispatch),
