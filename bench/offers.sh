@@ -22,7 +22,7 @@ trap 'rm -rf "$out"' EXIT
 
 # Same answer first: the peer must agree on the cheapest offer, or the comparison is void.
 sk_first=$("$bin" offers H100:8 --json | "$py" -c 'import json,sys; o=json.load(sys.stdin)["offers"][0]; print(o["instance_type"], "%.2f" % o["node_price"])')
-py_first=$("$py" bench/peer_offers.py catalog | awk 'NR==1 {print $5, $7}')
+py_first=$("$py" bench/peer_offers.py catalog | awk 'NR==1 {print $5, $8}')
 [ "$sk_first" = "$py_first" ] || { echo "peer disagrees: '$sk_first' vs '$py_first'"; exit 1; }
 
 hyperfine -N --warmup 20 --runs "$runs" --export-json "$out/h.json" \

@@ -6,7 +6,7 @@ set -eu
 pkgs="build-essential cmake pkg-config clang libclang-rt-14-dev
  libcurl4-openssl-dev libssl-dev libyaml-dev libsqlite3-dev libcmocka-dev
  libjansson-dev libxml2-dev libprotobuf-c-dev protobuf-c-compiler
- python3 ca-certificates locales"
+ python3 openssl ca-certificates locales"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'install ok installed' ||
