@@ -25,8 +25,13 @@ void cli_cand_cells(const sp_cand *c, char cells[][64])
     snprintf(cells[1], 64, "%s", dash(o->region));
     snprintf(cells[2], 64, "%s", dash(o->zone));
     snprintf(cells[3], 64, "%s", o->instance_type);
-    snprintf(cells[4], 64, "%ux %s %uGB", o->accel_count, o->accelerator,
-             (o->accel_mem_mib + 512) / 1024);
+    const sp_accel_model *m = sp_accel_by_key(o->accelerator);
+    if (m && m->neuron_cores)
+        snprintf(cells[4], 64, "%ux %s %uGB (%u NeuronCores)", o->accel_count, o->accelerator,
+                 (o->accel_mem_mib + 512) / 1024, o->accel_count * m->neuron_cores);
+    else
+        snprintf(cells[4], 64, "%ux %s %uGB", o->accel_count, o->accelerator,
+                 (o->accel_mem_mib + 512) / 1024);
     snprintf(cells[5], 64, "%s", market_name(c->market));
     snprintf(cells[6], 64, "%.2f", c->node_price);
     snprintf(cells[7], 64, "%.2f", c->pool_price);
@@ -41,7 +46,8 @@ static json_t *price_or_null(double p)
 json_t *cli_cand_json(const sp_cand *c, size_t rank)
 {
     const sp_offer *o = &c->offer;
-    return json_pack("{s:I, s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:o, s:o, s:s, s:s, "
+    const sp_accel_model *m = sp_accel_by_key(o->accelerator);
+    json_t *j = json_pack("{s:I, s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:o, s:o, s:s, s:s, "
                      "s:f, s:f, s:b, s:I}",
                      "rank", (json_int_t)rank, "provider", o->provider, "region", o->region,
                      "zone", o->zone, "instance_type", o->instance_type, "accelerator",
@@ -53,6 +59,9 @@ json_t *cli_cand_json(const sp_cand *c, size_t rank)
                      market_name(c->market), "node_price", c->node_price, "total_price",
                      c->pool_price, "within_budget", !c->over_budget, "term",
                      (json_int_t)c->term);
+    if (j && m && m->neuron_cores)
+        json_object_set_new(j, "neuron_cores_per_device", json_integer(m->neuron_cores));
+    return j;
 }
 
 void cli_print_notes(const sp_offer_set *set, FILE *out)

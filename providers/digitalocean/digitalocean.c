@@ -15,6 +15,8 @@ typedef struct do_ctx {
 static int do_offers(void *ctx, const sp_offer_query *q, sp_offer_sink *sink, sp_err *err)
 {
     const sp_host *host = ((do_ctx *)ctx)->host;
+    if (!sp_catalog_count_any(host, "digitalocean", q))
+        return SP_OK; /* no such GPU here at all: the host says so */
     if (q->want_spot)
         return sink->note(sink, "DigitalOcean has no spot market: GPU droplets are on-demand "
                                 "only; use spot: spot-then-on-demand or on-demand to include it");

@@ -41,6 +41,8 @@ static int upgrade_note(const sp_offer_query *q, sp_offer_sink *sink)
 static int modal_offers(void *ctx, const sp_offer_query *q, sp_offer_sink *sink, sp_err *err)
 {
     const sp_host *host = ((modal_ctx *)ctx)->host;
+    if (!sp_catalog_count_any(host, "modal", q))
+        return SP_OK; /* no such GPU here at all: the host says so */
     if (q->want_spot)
         return sink->note(sink, "Modal has no spot market: GPUs are billed per second at one "
                                 "price; use spot: spot-then-on-demand or on-demand to include it");

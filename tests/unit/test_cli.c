@@ -113,6 +113,25 @@ static void test_offers_errors(void **state)
     expect(sk("offers H100:16 --provider aws", 1), 4, "has H100 only with 1, 8 per node, not 16");
 }
 
+/* Neuron devices are counted in devices, with their NeuronCores. */
+static void test_offers_neuron(void **state)
+{
+    (void)state;
+    expect(sk("offers trn1:16 --provider aws --limit 1", 0), 0,
+           "16x Trainium 32GB (32 NeuronCores)");
+    json_t *j = json_of(sk("offers inf2:12 --json", 0), 0);
+    json_t *o = json_array_get(json_object_get(j, "offers"), 0);
+    assert_non_null(o);
+    assert_string_equal(json_string_value(json_object_get(o, "accelerator")), "Inferentia2");
+    assert_int_equal(json_integer_value(json_object_get(o, "neuron_cores_per_device")), 2);
+    /* Providers that sell no Neuron devices say only that, not why not 12 of them. */
+    json_t *notes = json_object_get(j, "notes");
+    assert_int_equal(json_array_size(notes), 2);
+    assert_string_equal(json_string_value(json_array_get(notes, 0)),
+                        "digitalocean: has no inf2");
+    json_decref(j);
+}
+
 static void test_offers_filters(void **state)
 {
     (void)state;
@@ -235,6 +254,7 @@ int main(void)
         cmocka_unit_test(test_offers_spot_ranked), cmocka_unit_test(test_offers_json_a100_80),
         cmocka_unit_test(test_offers_errors),      cmocka_unit_test(test_offers_filters),
         cmocka_unit_test(test_offers_mig),
+        cmocka_unit_test(test_offers_neuron),
         cmocka_unit_test(test_validate),           cmocka_unit_test(test_plan),
         cmocka_unit_test(test_plan_over_budget),   cmocka_unit_test(test_providers_and_catalog),
         cmocka_unit_test(test_dispatch),

@@ -336,6 +336,41 @@ struct sp_host {
     void (*free)(const sp_host *host, void *ptr);
 };
 
+/* A convenience for providers: how many rows of the provider's catalog match the query's models
+ * at any count, in any market. A provider asks this before explaining why it cannot sell a
+ * count or a market, so that it stays silent about models it does not sell at all. */
+typedef struct sp_count_sink {
+    sp_offer_sink sink;
+    size_t n;
+} sp_count_sink;
+
+static inline int sp_count_offer_(sp_offer_sink *sink, const sp_offer *offer)
+{
+    (void)offer;
+    ((sp_count_sink *)sink->opaque)->n++;
+    return 0;
+}
+
+static inline int sp_count_note_(sp_offer_sink *sink, const char *message)
+{
+    (void)sink;
+    (void)message;
+    return 0;
+}
+
+static inline size_t sp_catalog_count_any(const sp_host *host, const char *provider,
+                                          const sp_offer_query *query)
+{
+    sp_offer_query q = *query;
+    sp_count_sink c = {{sizeof(sp_offer_sink), &c, sp_count_offer_, sp_count_note_}, 0};
+    sp_err ignored;
+    q.count_min = 1;
+    q.count_max = UINT32_MAX;
+    q.want_spot = 0;
+    host->catalog_query(host, provider, &q, &c.sink, &ignored);
+    return c.n;
+}
+
 /* ---- The provider's table, passed out ------------------------------------------------------ */
 
 typedef enum sp_provider_kind {
