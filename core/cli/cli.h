@@ -56,6 +56,9 @@ void cli_cand_cells(const sp_cand *c, char cells[][64]);
 extern const char *const cli_cand_headers[];
 #define CLI_CAND_COLUMNS 9
 json_t *cli_cand_json(const sp_cand *c, size_t rank);
+/* The first `shown` candidates as a table, ranked; the budget column only when with_budget. */
+void cli_print_cands(const sp_offer_set *set, size_t shown, const char *rank_header,
+                     bool with_budget, FILE *out);
 void cli_print_notes(const sp_offer_set *set, FILE *out);
 json_t *cli_notes_json(const sp_offer_set *set);
 /* Prints JSON (indented) to stdout and frees it. */

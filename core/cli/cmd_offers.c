@@ -68,24 +68,8 @@ static int print_text(const sp_offer_set *set, const offers_args *a, const char 
 {
     printf("%s, %s, %u node%s\n", canon, a->spot ? "spot" : "on-demand", a->nodes,
            a->nodes == 1 ? "" : "s");
-    const char *headers[CLI_CAND_COLUMNS + 1] = {"#"};
-    memcpy(headers + 1, cli_cand_headers, (CLI_CAND_COLUMNS - 1) * sizeof(char *));
-    cli_table *t = cli_table_new(CLI_CAND_COLUMNS, headers);
     size_t shown = a->all ? set->n : (size_t)(a->limit ? a->limit : DEFAULT_LIMIT);
-    for (size_t i = 0; i < set->n && i < shown; i++) {
-        char cells[CLI_CAND_COLUMNS + 1][64];
-        snprintf(cells[0], 64, "%zu", i + 1);
-        cli_cand_cells(&set->items[i], cells + 1);
-        const char *row[CLI_CAND_COLUMNS];
-        for (size_t c = 0; c < CLI_CAND_COLUMNS; c++)
-            row[c] = cells[c];
-        cli_table_add(t, row);
-    }
-    if (set->n)
-        cli_table_print(t, stdout);
-    cli_table_free(t);
-    if (set->n > shown)
-        printf("... %zu more (--all shows every offer)\n", set->n - shown);
+    cli_print_cands(set, shown, "#", false, stdout);
     cli_print_notes(set, stdout);
     if (!set->n)
         printf("no offers match %s\n", canon);

@@ -63,24 +63,7 @@ static int print_text(const sp_pool *pool, const sp_offer_set *set, bool all)
     sp_spec_format(&pool->accelerators, canon, sizeof(canon));
     printf("pool %s (%s): %u node%s of %s, %s\n", pool->name, pool->path, pool->nodes,
            pool->nodes == 1 ? "" : "s", canon, spot_policy_name(pool->spot));
-    const char *headers[CLI_CAND_COLUMNS + 1] = {"TRY"};
-    memcpy(headers + 1, cli_cand_headers, CLI_CAND_COLUMNS * sizeof(char *));
-    cli_table *t = cli_table_new(CLI_CAND_COLUMNS + 1, headers);
-    size_t shown = all ? set->n : DEFAULT_SHOWN;
-    for (size_t i = 0; i < set->n && i < shown; i++) {
-        char cells[CLI_CAND_COLUMNS + 1][64];
-        snprintf(cells[0], 64, set->items[i].over_budget ? "-" : "%zu", i + 1);
-        cli_cand_cells(&set->items[i], cells + 1);
-        const char *row[CLI_CAND_COLUMNS + 1];
-        for (size_t c = 0; c <= CLI_CAND_COLUMNS; c++)
-            row[c] = cells[c];
-        cli_table_add(t, row);
-    }
-    if (set->n)
-        cli_table_print(t, stdout);
-    cli_table_free(t);
-    if (set->n > shown)
-        printf("... %zu more candidates (--all shows them)\n", set->n - shown);
+    cli_print_cands(set, all ? set->n : DEFAULT_SHOWN, "TRY", true, stdout);
     cli_print_notes(set, stdout);
     if (!set->n) {
         printf("no offers match this pool\n");

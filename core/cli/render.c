@@ -86,3 +86,30 @@ json_t *cli_notes_json(const sp_offer_set *set)
         json_array_append_new(a, json_string(set->notes[i]));
     return a;
 }
+
+void cli_print_cands(const sp_offer_set *set, size_t shown, const char *rank_header,
+                     bool with_budget, FILE *out)
+{
+    size_t columns = with_budget ? CLI_CAND_COLUMNS + 1 : CLI_CAND_COLUMNS;
+    const char *headers[CLI_CAND_COLUMNS + 1] = {rank_header};
+    memcpy(headers + 1, cli_cand_headers, (columns - 1) * sizeof(char *));
+    cli_table *t = cli_table_new(columns, headers);
+    for (size_t i = 0; i < set->n && i < shown; i++) {
+        char cells[CLI_CAND_COLUMNS + 1][64];
+        /* A candidate over budget is never tried, so it has no place in the order. */
+        if (set->items[i].over_budget)
+            snprintf(cells[0], 64, "-");
+        else
+            snprintf(cells[0], 64, "%zu", i + 1);
+        cli_cand_cells(&set->items[i], cells + 1);
+        const char *row[CLI_CAND_COLUMNS + 1];
+        for (size_t c = 0; c < columns; c++)
+            row[c] = cells[c];
+        cli_table_add(t, row);
+    }
+    if (set->n)
+        cli_table_print(t, out);
+    cli_table_free(t);
+    if (set->n > shown)
+        fprintf(out, "... %zu more (--all shows them)\n", set->n - shown);
+}
