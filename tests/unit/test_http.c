@@ -185,7 +185,7 @@ static void test_refused_hides_query(void **state)
 static void test_tls_verification_on(void **state)
 {
     fixture *f = *state;
-    char *dir = tu_mkdtemp(), cmd[1024], cert[512], key[512], url[256];
+    char *dir = tu_mkdtemp(), cmd[2048], cert[512], key[512], url[256];
     snprintf(cert, sizeof(cert), "%s/cert.pem", dir);
     snprintf(key, sizeof(key), "%s/key.pem", dir);
     snprintf(cmd, sizeof(cmd),
