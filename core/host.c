@@ -127,6 +127,31 @@ static const char *host_cache_dir(const sp_host *host, const char *provider)
     return mkdir_p(st->cache_path, 0700) == 0 ? st->cache_path : NULL;
 }
 
+int sp_cache_catalog_dir(char *buf, size_t size, bool create)
+{
+    char root[PATH_MAX - 64];
+    if (cache_root(root, sizeof(root)) != 0)
+        return -1;
+    int n = snprintf(buf, size, "%s/catalog", root);
+    if (n < 0 || (size_t)n >= size)
+        return -1;
+    return create ? mkdir_p(buf, 0700) : 0;
+}
+
+void sp_host_catalog_forget(sp_registry *reg, const char *provider)
+{
+    host_state *st = reg->host_state;
+    for (size_t i = 0; i < st->n_catalogs; i++)
+        if (strcmp(st->catalog_names[i], provider) == 0) {
+            sp_catalog_free(st->catalogs[i]);
+            free(st->catalog_names[i]);
+            st->catalogs[i] = st->catalogs[st->n_catalogs - 1];
+            st->catalog_names[i] = st->catalog_names[st->n_catalogs - 1];
+            st->n_catalogs--;
+            return;
+        }
+}
+
 static sp_catalog *catalog_for(const sp_host *host, const char *provider, sp_err *err)
 {
     host_state *st = state_of(host);
@@ -137,12 +162,8 @@ static sp_catalog *catalog_for(const sp_host *host, const char *provider, sp_err
         sp_err_set(err, SP_E_INTERNAL, "too many catalogs");
         return NULL;
     }
-    char cache[PATH_MAX - 64];
     char live[PATH_MAX];
-    const char *live_dir = NULL;
-    if (cache_root(cache, sizeof(cache)) == 0 &&
-        snprintf(live, sizeof(live), "%s/catalog", cache) < (int)sizeof(live))
-        live_dir = live;
+    const char *live_dir = sp_cache_catalog_dir(live, sizeof(live), false) == 0 ? live : NULL;
     sp_catalog *cat = NULL;
     if (sp_catalog_load(provider, sp_catalog_dir(), live_dir, CATALOG_TTL_S, &cat, err) != SP_OK)
         return NULL;

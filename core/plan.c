@@ -385,3 +385,20 @@ const sp_cand *sp_offer_set_first(const sp_offer_set *set)
             return &set->items[i];
     return NULL;
 }
+
+void sp_offers_request_of_pool(const sp_pool *pool, sp_offers_request *req)
+{
+    memset(req, 0, sizeof(*req));
+    req->spec = &pool->accelerators;
+    req->spot = pool->spot;
+    req->providers = (const char *const *)pool->providers;
+    req->n_providers = pool->n_providers;
+    req->regions = (const char *const *)pool->regions;
+    req->n_regions = pool->n_regions;
+    req->nodes = pool->nodes;
+    req->max_hourly_usd = pool->max_hourly_usd;
+    req->cpus = pool->cpus;
+    req->memory_gib = pool->memory_gib;
+    req->mig = (const char *const *)pool->mig;
+    req->n_mig = pool->n_mig;
+}

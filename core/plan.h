@@ -44,6 +44,9 @@ typedef struct sp_offers_request {
     size_t n_mig;
 } sp_offers_request;
 
+/* The request a pool file makes. */
+void sp_offers_request_of_pool(const sp_pool *pool, sp_offers_request *req);
+
 /* Asks every allowed provider for offers for every term and market the request allows, then
  * ranks them: by term for ordered specs, spot before on-demand for spot-then-on-demand, then by
  * price, provider and region preference. Unknown provider names fail with a suggestion. */

@@ -45,6 +45,19 @@ void sp_registry_close(sp_registry *reg);
 /* The catalog the host serves to a provider (loaded on first use), for `skypool catalog`. */
 const sp_catalog *sp_host_catalog(sp_registry *reg, const char *provider, sp_err *err);
 
+/* "$XDG_CACHE_HOME/skypool/catalog" (or ~/.cache/...), made 0700 when create is set. */
+int sp_cache_catalog_dir(char *buf, size_t size, bool create);
+/* Drops the host's loaded copy of a provider's catalog, so the next query reads the file anew. */
+void sp_host_catalog_forget(sp_registry *reg, const char *provider);
+
+/* Live refresh (live.c): asks the provider for current offers in these regions and stores them
+ * as its cached catalog, keeping the rows of other regions from the catalog in use. Regions the
+ * provider could not refresh come back in notes (malloc'd strings, *n_notes of them; free
+ * with sp_live_notes_free). *rows is the number of live rows stored. */
+int sp_live_refresh(sp_registry *reg, const sp_plugin *plugin, const char *const *regions,
+                    size_t n_regions, size_t *rows, char ***notes, size_t *n_notes, sp_err *err);
+void sp_live_notes_free(char **notes, size_t n);
+
 /* The host's HTTP service (http.c), also usable by the core itself. */
 int sp_host_http(const sp_host *host, const sp_http_request *req, sp_http_response *resp,
                  sp_err *err);

@@ -15,7 +15,8 @@ enum {
     EXIT_USAGE = 2,      /* bad command line */
     EXIT_INVALID = 3,    /* bad input: an accelerator spec or a pool file */
     EXIT_NO_OFFERS = 4,  /* nothing matches the request */
-    EXIT_OVER_BUDGET = 5 /* offers exist, but none within the pool's budget */
+    EXIT_OVER_BUDGET = 5, /* offers exist, but none within the pool's budget */
+    EXIT_QUOTA = 6        /* every region answered, and no quota has room */
 };
 
 typedef struct sp_cmd {
@@ -26,7 +27,7 @@ typedef struct sp_cmd {
 } sp_cmd;
 
 extern const sp_cmd cmd_offers, cmd_plan, cmd_validate, cmd_providers, cmd_catalog,
-    cmd_accelerators;
+    cmd_accelerators, cmd_quota, cmd_check;
 
 /* Prints "skypool: <msg>" to stderr and returns code. */
 __attribute__((format(printf, 2, 3))) int cli_fail(int code, const char *fmt, ...);
@@ -61,6 +62,10 @@ void cli_print_cands(const sp_offer_set *set, size_t shown, const char *rank_hea
                      bool with_budget, FILE *out);
 void cli_print_notes(const sp_offer_set *set, FILE *out);
 json_t *cli_notes_json(const sp_offer_set *set);
+/* --live: refreshes the allowed providers that can, for the request's regions (else where their
+ * catalog sells the request), printing progress to stderr unless quiet. Returns a JSON report. */
+json_t *cli_refresh_live(sp_registry *reg, const sp_offers_request *req, bool quiet);
+
 /* Prints JSON (indented) to stdout and frees it. */
 int cli_print_json(json_t *j);
 

@@ -9,7 +9,7 @@
 
 typedef struct offers_args {
     const char *spec;
-    bool spot, json, all;
+    bool spot, json, all, live;
     unsigned nodes;
     long limit;
     char **providers, **regions, **mig;
@@ -20,6 +20,7 @@ static int parse_args(int argc, char **argv, offers_args *a)
 {
     static const struct option opts[] = {
         {"spot", no_argument, NULL, 's'},     {"json", no_argument, NULL, 'j'},
+        {"live", no_argument, NULL, 'L'},
         {"all", no_argument, NULL, 'a'},      {"provider", required_argument, NULL, 'p'},
         {"region", required_argument, NULL, 'r'}, {"nodes", required_argument, NULL, 'n'},
         {"limit", required_argument, NULL, 'l'},  {"mig", required_argument, NULL, 'm'},
@@ -32,6 +33,7 @@ static int parse_args(int argc, char **argv, offers_args *a)
         case 's': a->spot = true; break;
         case 'j': a->json = true; break;
         case 'a': a->all = true; break;
+        case 'L': a->live = true; break;
         case 'p':
             if (!cli_split_list(optarg, &a->providers, &a->n_providers))
                 return cli_fail(EXIT_FAILURE_, "out of memory");
@@ -76,16 +78,18 @@ static int print_text(const sp_offer_set *set, const offers_args *a, const char 
     return set->n ? EXIT_OK : EXIT_NO_OFFERS;
 }
 
-static int print_json(const sp_offer_set *set, const offers_args *a, const char *canon)
+static int print_json(const sp_offer_set *set, const offers_args *a, const char *canon,
+                      json_t *live)
 {
     json_t *offers = json_array();
     for (size_t i = 0; offers && i < set->n; i++)
         json_array_append_new(offers, cli_cand_json(&set->items[i], i + 1));
-    int rc = cli_print_json(json_pack("{s:s, s:s, s:s, s:I, s:o, s:o}", "spec", a->spec,
+    int rc = cli_print_json(json_pack("{s:s, s:s, s:s, s:I, s:o, s:o, s:o}", "spec", a->spec,
                                       "canonical", canon, "market",
                                       a->spot ? "spot" : "on-demand", "nodes",
                                       (json_int_t)a->nodes, "offers", offers, "notes",
-                                      cli_notes_json(set)));
+                                      cli_notes_json(set), "live",
+                                      live ? live : json_null()));
     return rc ? rc : (set->n ? EXIT_OK : EXIT_NO_OFFERS);
 }
 
@@ -110,11 +114,15 @@ static int run(const offers_args *a)
                              .nodes = a->nodes,
                              .mig = (const char *const *)a->mig,
                              .n_mig = a->n_mig};
+    json_t *live = a->live ? cli_refresh_live(&reg, &req, a->json) : NULL;
     sp_offer_set set;
     if ((rc = sp_offers_collect(&reg, &req, &set, &err)) != SP_OK) {
         rc = cli_fail(rc == SP_E_NOTFOUND ? EXIT_USAGE : cli_exit_code(rc), "%s", err.msg);
+        json_decref(live);
     } else {
-        rc = a->json ? print_json(&set, a, canon) : print_text(&set, a, canon);
+        rc = a->json ? print_json(&set, a, canon, live) : print_text(&set, a, canon);
+        if (!a->json)
+            json_decref(live);
         sp_offer_set_free(&set);
     }
     sp_registry_close(&reg);
@@ -136,7 +144,7 @@ static int offers_exec(int argc, char **argv)
 const sp_cmd cmd_offers = {
     "offers",
     "ranked offers for an accelerator spec across providers",
-    "SPEC [--spot] [--provider P[,P]] [--region R[,R]] [--nodes N] [--mig LAYOUT]\n"
+    "SPEC [--spot] [--live] [--provider P[,P]] [--region R[,R]] [--nodes N] [--mig LAYOUT]\n"
     "       [--limit N | --all] [--json]\n"
     "\n"
     "Lists every offer that matches SPEC, cheapest first, from the providers' catalogs.\n"
@@ -146,6 +154,9 @@ const sp_cmd cmd_offers = {
     "{A:8, B:8} takes the cheaper. Names: see skypool accelerators.\n"
     "\n"
     "  --spot          rank by spot price; only offers sold as spot\n"
+    "  --live          first refresh the offers from the providers' APIs (needs credentials),\n"
+    "                  for --region's regions, else where the catalog sells SPEC; the result\n"
+    "                  is cached (see skypool catalog) and used for 6 hours\n"
     "  --provider P    only these providers, in this order of preference\n"
     "  --region R      only these regions, in this order of preference\n"
     "  --nodes N       price N nodes (the $/H TOTAL column)\n"

@@ -22,23 +22,6 @@ static const char *const unknown_offline[] = {
     "prices: spot prices move; catalog prices are from the catalog's date (skypool catalog)",
 };
 
-static void request_of(const sp_pool *pool, sp_offers_request *req)
-{
-    memset(req, 0, sizeof(*req));
-    req->spec = &pool->accelerators;
-    req->spot = pool->spot;
-    req->providers = (const char *const *)pool->providers;
-    req->n_providers = pool->n_providers;
-    req->regions = (const char *const *)pool->regions;
-    req->n_regions = pool->n_regions;
-    req->nodes = pool->nodes;
-    req->max_hourly_usd = pool->max_hourly_usd;
-    req->cpus = pool->cpus;
-    req->memory_gib = pool->memory_gib;
-    req->mig = (const char *const *)pool->mig;
-    req->n_mig = pool->n_mig;
-}
-
 static void print_verdict(const sp_pool *pool, const sp_offer_set *set)
 {
     const sp_cand *first = sp_offer_set_first(set);
@@ -108,7 +91,7 @@ static int plan_pool(const sp_pool *pool, bool json, bool all)
     if (rc)
         return rc;
     sp_offers_request req;
-    request_of(pool, &req);
+    sp_offers_request_of_pool(pool, &req);
     sp_offer_set set;
     sp_err err = {0};
     if ((rc = sp_offers_collect(&reg, &req, &set, &err)) != SP_OK)

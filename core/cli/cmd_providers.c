@@ -12,7 +12,8 @@ typedef struct op_slot {
 #define OP(f) {#f, offsetof(sp_provider, f)}
 static const op_slot ops[] = {OP(offers),   OP(refresh_offers), OP(quota),
                               OP(availability), OP(launch),     OP(describe_nodes),
-                              OP(terminate), OP(ssh_target),    OP(exec)};
+                              OP(terminate), OP(ssh_target),    OP(exec),
+                              OP(check_credentials)};
 #define N_OPS (sizeof(ops) / sizeof(ops[0]))
 
 static bool has_op(const sp_provider *t, const op_slot *op)

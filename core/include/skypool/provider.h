@@ -31,7 +31,7 @@ extern "C" {
 #endif
 
 #define SP_PROVIDER_ABI_MAJOR 1
-#define SP_PROVIDER_ABI_MINOR 0
+#define SP_PROVIDER_ABI_MINOR 1
 #define SP_PROVIDER_ENTRY "sp_provider_init"
 
 #if defined(__GNUC__)
@@ -418,6 +418,10 @@ typedef struct sp_provider {
     /* SP_KIND_CONTAINER_EXEC: run a command (the node check) in the node. */
     int (*exec)(void *ctx, const sp_node *node, const sp_exec_request *req,
                 sp_exec_result *result, sp_err *err);
+    /* 1.1 */
+    /* Whether the provider has credentials the cloud accepts: SP_OK and where they came from
+     * ("environment (AWS_ACCESS_KEY_ID)"), or SP_E_AUTH and why not. Never the secret. */
+    int (*check_credentials)(void *ctx, char *source, size_t size, sp_err *err);
 } sp_provider;
 
 /*
