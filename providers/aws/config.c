@@ -11,11 +11,22 @@
 
 #include <errno.h>
 #include <openssl/crypto.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+
+/* A note for the user, cut short at the buffer's end if it must be: a long path is no error. */
+static SP_PRINTF(3, 4) void note(char *buf, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, size, fmt, ap);
+    va_end(ap);
+    (void)n;
+}
 
 /* ---- An INI file ----------------------------------------------------------------------------- */
 
@@ -339,7 +350,7 @@ static int slurp(FILE *fp, const char *path, char **text, size_t *len, sp_err *e
     else if (memchr(buf, '\0', n))
         rc = file_error(err, SP_E_INVALID, path, "it holds NUL bytes, so it is not a text file");
     if (rc) {
-        OPENSSL_cleanse(buf, n < AWS_CONFIG_FILE_MAX ? n : AWS_CONFIG_FILE_MAX);
+        OPENSSL_cleanse(buf, n);
         free(buf);
         return rc;
     }
@@ -527,7 +538,7 @@ static int load_files(loader *l)
     l->cred_sec = ini_section_named(&l->cred_file, cfg->profile);
     l->conf_sec = config_profile(&l->conf_file, cfg->profile);
     if (l->cred_file.present && (l->cred_mode & 077u))
-        snprintf(cfg->warning, sizeof(cfg->warning), "the AWS credentials file %s can be read "
+        note(cfg->warning, sizeof(cfg->warning), "the AWS credentials file %s can be read "
                  "by group or others (mode %04o): chmod 600 it", cfg->credentials_file,
                  l->cred_mode);
     return SP_OK;
@@ -592,7 +603,7 @@ static int set_creds(loader *l, const char *ak, const char *sk, const char *toke
     if (!rc && token && token[0])
         rc = put_cred(l, c->session_token, sizeof(c->session_token), token, names->token, where);
     if (!rc)
-        snprintf(c->source, sizeof(c->source), "%s", where);
+        note(c->source, sizeof(c->source), "%s", where);
     return rc;
 }
 
@@ -623,7 +634,7 @@ static int file_creds(loader *l, const ini_file *f, const ini_section *s, bool *
     if (!ak)
         return SP_OK;
     char where[256];
-    snprintf(where, sizeof(where), "profile '%s' in %s", l->cfg->profile, f->path);
+    note(where, sizeof(where), "profile '%s' in %s", l->cfg->profile, f->path);
     const ini_kv *sk = ini_get(f, s, "aws_secret_access_key");
     if (!sk)
         return sp_err_set(l->err, SP_E_AUTH, "%s has aws_access_key_id but no "
@@ -644,7 +655,7 @@ static int file_creds(loader *l, const ini_file *f, const ini_section *s, bool *
 static void why_unsupported(loader *l, const char *what, const char *file)
 {
     const char *p = l->cfg->profile;
-    snprintf(l->cfg->why_no_creds, sizeof(l->cfg->why_no_creds),
+    note(l->cfg->why_no_creds, sizeof(l->cfg->why_no_creds),
              "profile '%s' (%s) uses %s, which skypool does not support yet; " WHY_EXPORT, p,
              file, what, p);
 }
@@ -683,7 +694,7 @@ static void why_none(loader *l)
                                 ? "AWS_CONTAINER_CREDENTIALS_* is set, but container "
                                   "credentials are not supported; "
                                 : "";
-    snprintf(cfg->why_no_creds, sizeof(cfg->why_no_creds),
+    note(cfg->why_no_creds, sizeof(cfg->why_no_creds),
              "no AWS credentials: AWS_ACCESS_KEY_ID is not set, and profile '%s' has no "
              "aws_access_key_id in %s%s or %s%s; %sinstance metadata (IMDS) and container "
              "credentials are not supported: export AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY "
@@ -739,13 +750,16 @@ static int load_region(loader *l)
         if (!kv || !kv->value[0])
             return SP_OK;
         r = kv->value;
-        snprintf(cfg->region_source, sizeof(cfg->region_source), "profile '%s' in %s",
-                 cfg->profile, file);
+        note(cfg->region_source, sizeof(cfg->region_source), "profile '%s' in %s", cfg->profile,
+             file);
     }
+    if (!region_name_ok(r) && !key_chars_ok(r)) /* more than a word: never quoted */
+        return sp_err_set(l->err, SP_E_INVALID, "the AWS region from %s holds spaces or more "
+                          "than one line, so it is not a region name like us-east-1 (a '#' "
+                          "comment must stand on its own line)", cfg->region_source);
     if (!region_name_ok(r))
         return sp_err_set(l->err, SP_E_INVALID, "AWS region '%.64s' from %s is not a region "
-                          "name like us-east-1 (a '#' comment must stand on its own line)", r,
-                          cfg->region_source);
+                          "name like us-east-1", r, cfg->region_source);
     snprintf(cfg->region, sizeof(cfg->region), "%s", r);
     return SP_OK;
 }

@@ -446,7 +446,12 @@ int aws_refresh_offers(void *vctx, const char *const *regions, size_t n_regions,
     vec od = {.size = sizeof(od_price)};
     sp_offer_sink od_sink = {sizeof(od_sink), &od, collect_od, ignore_note};
     sp_offer_query all = {.struct_size = sizeof(all), .count_min = 1, .count_max = UINT32_MAX};
-    ctx->host->catalog_query(ctx->host, "aws", &all, &od_sink, err);
+    sp_err od_err = {0};
+    if (ctx->host->catalog_query(ctx->host, "aws", &all, &od_sink, &od_err) != SP_OK) {
+        char note[SP_ERR_MSG_MAX + 64];
+        snprintf(note, sizeof(note), "on-demand prices are unknown: %s", od_err.msg);
+        sink->note(sink, note); /* EC2 does not say them; the catalog could not either */
+    }
     region_job *jobs = calloc(n_regions, sizeof(*jobs));
     pthread_t threads[MAX_REGIONS];
     bool started[MAX_REGIONS] = {false};

@@ -267,6 +267,8 @@ static int parse_url(const char *url, url_parts *u, sp_err *err)
     size_t alen = strcspn(auth, "/?#");
     if (alen == 0)
         return bad_url(err, url, "no host");
+    if (alen > 300)
+        return bad_url(err, url, "the host part is longer than 300 characters");
     if (bad_authority(auth, alen))
         return bad_url(err, url, "the host part holds whitespace, a control character or "
                                  "user info");
@@ -515,7 +517,7 @@ static int collect_headers(sig_ctx *c, sp_err *err)
             return rc;
     }
     if (!have_host) {
-        char host[512];
+        char host[320];
         snprintf(host, sizeof(host), "%.*s", (int)c->url.host_len, c->url.host);
         hl_add(&c->headers, "host", host);
     }
@@ -770,7 +772,7 @@ static int prepare(sig_ctx *c, sp_err *err)
     return SP_OK;
 }
 
-static int canonical_request(const sig_ctx *c, aws_signed *out, sp_err *err)
+static int build_canonical_request(const sig_ctx *c, aws_signed *out, sp_err *err)
 {
     sbuf b = {0};
     sb_puts(&b, c->req->method);
@@ -790,7 +792,7 @@ static int canonical_request(const sig_ctx *c, aws_signed *out, sp_err *err)
     return SP_OK;
 }
 
-static int string_to_sign(const sig_ctx *c, aws_signed *out, sp_err *err)
+static int build_string_to_sign(const sig_ctx *c, aws_signed *out, sp_err *err)
 {
     char hash[65];
     if (aws_sha256_hex(out->canonical_request, strlen(out->canonical_request), hash))
@@ -893,9 +895,9 @@ static int sign_common(const aws_request *req, const aws_credentials *creds,
     if (!rc)
         rc = build_query(&c, err);
     if (!rc)
-        rc = canonical_request(&c, out, err);
+        rc = build_canonical_request(&c, out, err);
     if (!rc)
-        rc = string_to_sign(&c, out, err);
+        rc = build_string_to_sign(&c, out, err);
     if (!rc)
         rc = presign ? presign_outputs(&c, out, err) : header_outputs(&c, out, err);
     ctx_free(&c);

@@ -45,19 +45,25 @@ static fake_env make_env(const char *const *vars)
 
 static char creds_file[4096], config_file[4096], fixtures[4096];
 
+static void join(char *buf, size_t size, const char *dir, const char *file)
+{
+    int n = snprintf(buf, size, "%s/%s", dir, file);
+    assert_true(n > 0 && (size_t)n < size);
+}
+
 static int setup(void **state)
 {
     (void)state;
     snprintf(fixtures, sizeof(fixtures), "%s", tu_source_path("tests/fixtures/aws"));
-    snprintf(creds_file, sizeof(creds_file), "%s/credentials", fixtures);
-    snprintf(config_file, sizeof(config_file), "%s/config", fixtures);
+    join(creds_file, sizeof(creds_file), fixtures, "credentials");
+    join(config_file, sizeof(config_file), fixtures, "config");
     return 0;
 }
 
 static char *fixture(const char *rel)
 {
     static char buf[4096];
-    snprintf(buf, sizeof(buf), "%s/%s", fixtures, rel);
+    join(buf, sizeof(buf), fixtures, rel);
     return buf;
 }
 
@@ -333,7 +339,10 @@ static void test_bad_values(void **state)
     const char *inline_comment[] = {FILES, "AWS_PROFILE", "inline-comment", NULL};
     load_fails(inline_comment, SP_E_AUTH, "aws_access_key_id holds spaces", "own line");
     const char *bad_region[] = {FILES, "AWS_PROFILE", "badregion", NULL};
-    load_fails(bad_region, SP_E_INVALID, "is not a region name", "profile 'badregion'");
+    load_fails(bad_region, SP_E_INVALID, "holds spaces or more than one line",
+               "profile 'badregion'");
+    const char *continued[] = {FILES, "AWS_PROFILE", "region-continued", NULL};
+    load_fails(continued, SP_E_INVALID, "holds spaces or more than one line", NULL);
 }
 
 static void test_big_file_and_permissions(void **state)
@@ -386,8 +395,10 @@ static void test_region_precedence(void **state)
     char source[4200];
     snprintf(source, sizeof(source), "profile 'cfgonly' in %s", config_file);
     assert_string_equal(cfg.region_source, source);
-    const char *bad[] = {"AWS_REGION", "us east 1", NULL};
-    load_fails(bad, SP_E_INVALID, "'us east 1' from environment (AWS_REGION)", NULL);
+    const char *bad[] = {"AWS_REGION", "US_EAST_1", NULL};
+    load_fails(bad, SP_E_INVALID, "'US_EAST_1' from environment (AWS_REGION)", NULL);
+    const char *spaced[] = {"AWS_DEFAULT_REGION", "us-east-1 ENVSECRET", NULL};
+    load_fails(spaced, SP_E_INVALID, "from environment (AWS_DEFAULT_REGION) holds spaces", NULL);
 }
 
 /* ---- Endpoints -------------------------------------------------------------------------------- */

@@ -41,10 +41,16 @@ typedef struct vcase {
     aws_signing how;
 } vcase;
 
+static void join(char *buf, size_t size, const char *dir, const char *file)
+{
+    int n = snprintf(buf, size, "%s/%s", dir, file);
+    assert_true(n > 0 && (size_t)n < size);
+}
+
 static char *case_file(const char *dir, const char *file)
 {
     char path[4096];
-    snprintf(path, sizeof(path), "%s/%s", dir, file);
+    join(path, sizeof(path), dir, file);
     return tu_read_file(path, NULL);
 }
 
@@ -109,7 +115,7 @@ static void parse_request(vcase *c, const char *dir)
 {
     size_t len = 0;
     char path[4096];
-    snprintf(path, sizeof(path), "%s/request.txt", dir);
+    join(path, sizeof(path), dir, "request.txt");
     c->text = tu_read_file(path, &len);
     assert_non_null(c->text);
     char *p = c->text, *end = c->text + len;
@@ -138,7 +144,7 @@ static void copy_str(char *dst, size_t size, json_t *v)
 static void parse_context(vcase *c, const char *dir)
 {
     char path[4096];
-    snprintf(path, sizeof(path), "%s/context.json", dir);
+    join(path, sizeof(path), dir, "context.json");
     json_error_t jerr;
     json_t *j = json_load_file(path, 0, &jerr);
     if (!j)
@@ -280,7 +286,7 @@ typedef struct tally {
 static void run_case(const char *suite, const char *name, tally *t)
 {
     char dir[4096];
-    snprintf(dir, sizeof(dir), "%s/%s", suite, name);
+    join(dir, sizeof(dir), suite, name);
     vcase c;
     memset(&c, 0, sizeof(c));
     c.name = name;
