@@ -538,9 +538,8 @@ static int load_files(loader *l)
     l->cred_sec = ini_section_named(&l->cred_file, cfg->profile);
     l->conf_sec = config_profile(&l->conf_file, cfg->profile);
     if (l->cred_file.present && (l->cred_mode & 077u))
-        note(cfg->warning, sizeof(cfg->warning), "the AWS credentials file %s can be read "
-                 "by group or others (mode %04o): chmod 600 it", cfg->credentials_file,
-                 l->cred_mode);
+        note(cfg->warning, sizeof(cfg->warning), "the AWS credentials file %s can be read by "
+             "group or others (mode %04o): chmod 600 it", cfg->credentials_file, l->cred_mode);
     return SP_OK;
 }
 
@@ -656,8 +655,8 @@ static void why_unsupported(loader *l, const char *what, const char *file)
 {
     const char *p = l->cfg->profile;
     note(l->cfg->why_no_creds, sizeof(l->cfg->why_no_creds),
-             "profile '%s' (%s) uses %s, which skypool does not support yet; " WHY_EXPORT, p,
-             file, what, p);
+         "profile '%s' (%s) uses %s, which skypool does not support yet; " WHY_EXPORT, p, file,
+         what, p);
 }
 
 /* Profiles that botocore would resolve another way before it looks at static keys. */
@@ -691,17 +690,16 @@ static void why_none(loader *l)
     aws_config *cfg = l->cfg;
     const char *container = env(l->host, "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI") ||
                                     env(l->host, "AWS_CONTAINER_CREDENTIALS_FULL_URI")
-                                ? "AWS_CONTAINER_CREDENTIALS_* is set, but container "
-                                  "credentials are not supported; "
+                                ? "AWS_CONTAINER_CREDENTIALS_* is set, but "
                                 : "";
     note(cfg->why_no_creds, sizeof(cfg->why_no_creds),
-             "no AWS credentials: AWS_ACCESS_KEY_ID is not set, and profile '%s' has no "
-             "aws_access_key_id in %s%s or %s%s; %sinstance metadata (IMDS) and container "
-             "credentials are not supported: export AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY "
-             "or run 'aws configure'", cfg->profile,
-             cfg->credentials_file[0] ? cfg->credentials_file : "~/.aws/credentials",
-             file_state(&l->cred_file), cfg->config_file[0] ? cfg->config_file : "~/.aws/config",
-             file_state(&l->conf_file), container);
+         "no AWS credentials: AWS_ACCESS_KEY_ID is not set, and profile '%s' has no "
+         "aws_access_key_id in %s%s or %s%s; %sinstance metadata (IMDS) and container "
+         "credentials are not supported: export AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY "
+         "or run 'aws configure'", cfg->profile,
+         cfg->credentials_file[0] ? cfg->credentials_file : "~/.aws/credentials",
+         file_state(&l->cred_file), cfg->config_file[0] ? cfg->config_file : "~/.aws/config",
+         file_state(&l->conf_file), container);
 }
 
 /* botocore's chain after the environment: assume role, web identity, SSO, the credentials

@@ -24,7 +24,7 @@ typedef struct type_info {
     unsigned accel_mem_mib;
     unsigned vcpus;
     unsigned mem_mib;
-    char arch[8];
+    char arch[16];
 } type_info;
 
 typedef struct zone_map {
@@ -267,7 +267,7 @@ static int fetch_types_and_zones(region_job *job)
 static void add_types(aws_params *p, const region_job *job, size_t from, bool as_filter)
 {
     const type_info *t = job->types.data;
-    const char *names[TYPES_PER_CALL];
+    const char *names[TYPES_PER_CALL] = {NULL};
     size_t n = 0;
     for (size_t i = from; i < job->types.n && n < TYPES_PER_CALL; i++)
         names[n++] = t[i].type;

@@ -419,9 +419,9 @@ static void test_availability(void **state)
     assert_non_null(strstr(err.msg, "use1-az99"));
 }
 
-static void quota(const sp_offer *o, unsigned nodes, sp_market m, sp_quota_report *r)
+static void quota(const sp_offer *o, unsigned n_nodes, sp_market m, sp_quota_report *r)
 {
-    sp_quota_query q = {sizeof(q), o, nodes, m};
+    sp_quota_query q = {sizeof(q), o, n_nodes, m};
     sp_err err = {0};
     if (aws->table.quota(aws->ctx, &q, r, &err) != SP_OK)
         fail_msg("quota: %s", err.msg);
