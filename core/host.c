@@ -216,6 +216,7 @@ int sp_host_init(sp_registry *reg, sp_err *err)
 
 void sp_host_fini(sp_registry *reg)
 {
+    sp_http_thread_done();
     host_state *st = reg->host_state;
     if (!st)
         return;

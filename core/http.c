@@ -37,12 +37,17 @@ static struct {
     CURLcode (*getinfo)(CURL *c, CURLINFO info, ...);
     const char *(*strerror)(CURLcode rc);
     void (*cleanup)(CURL *c);
+    void (*reset)(CURL *c);
     struct curl_slist *(*slist_append)(struct curl_slist *l, const char *s);
     void (*slist_free_all)(struct curl_slist *l);
 } lc;
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static char curl_load_error[256];
+/* One handle per thread, kept between requests: its connections are reused (keep-alive,
+ * TLS sessions), which saves a handshake per call to the same endpoint. */
+static pthread_key_t handle_key;
+static bool handle_key_ready;
 
 static bool resolve(void *dl, void *fn, const char *name)
 {
@@ -51,8 +56,19 @@ static bool resolve(void *dl, void *fn, const char *name)
     return sym != NULL;
 }
 
+static void free_handle(void *handle)
+{
+    if (handle && lc.cleanup)
+        lc.cleanup(handle);
+}
+
 static void curl_init_once(void)
 {
+    if (pthread_key_create(&handle_key, free_handle) != 0) {
+        snprintf(curl_load_error, sizeof(curl_load_error), "no thread-local storage left");
+        return;
+    }
+    handle_key_ready = true;
     void *dl = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
     if (!dl) {
         snprintf(curl_load_error, sizeof(curl_load_error),
@@ -66,6 +82,7 @@ static void curl_init_once(void)
               resolve(dl, &lc.getinfo, "curl_easy_getinfo") &&
               resolve(dl, &lc.strerror, "curl_easy_strerror") &&
               resolve(dl, &lc.cleanup, "curl_easy_cleanup") &&
+              resolve(dl, &lc.reset, "curl_easy_reset") &&
               resolve(dl, &lc.slist_append, "curl_slist_append") &&
               resolve(dl, &lc.slist_free_all, "curl_slist_free_all");
     if (!ok)
@@ -211,9 +228,14 @@ int sp_host_http(const sp_host *host, const sp_http_request *req, sp_http_respon
     pthread_once(&curl_once, curl_init_once);
     if (curl_load_error[0])
         return sp_err_set(err, SP_E_NETWORK, "%s", curl_load_error);
-    CURL *c = lc.easy_init();
-    if (!c)
+    CURL *c = pthread_getspecific(handle_key);
+    if (c)
+        lc.reset(c); /* options go, the connection cache stays */
+    else if (!(c = lc.easy_init()) || pthread_setspecific(handle_key, c) != 0) {
+        if (c)
+            lc.cleanup(c);
         return sp_err_set(err, SP_E_NOMEM, "libcurl could not make a handle");
+    }
     exchange x;
     memset(&x, 0, sizeof(x));
     bool oom = false;
@@ -230,7 +252,6 @@ int sp_host_http(const sp_host *host, const sp_http_request *req, sp_http_respon
     } else
         status = hand_over(&x, c, resp, err);
     lc.slist_free_all(hdrs);
-    lc.cleanup(c);
     return status;
 }
 
@@ -246,4 +267,15 @@ void sp_host_http_free(const sp_host *host, sp_http_response *resp)
     }
     free(resp->headers);
     memset(resp, 0, sizeof(*resp));
+}
+
+void sp_http_thread_done(void)
+{
+    if (handle_key_ready && lc.cleanup) {
+        void *c = pthread_getspecific(handle_key);
+        if (c) {
+            lc.cleanup(c);
+            pthread_setspecific(handle_key, NULL);
+        }
+    }
 }

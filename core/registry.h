@@ -62,6 +62,8 @@ void sp_live_notes_free(char **notes, size_t n);
 int sp_host_http(const sp_host *host, const sp_http_request *req, sp_http_response *resp,
                  sp_err *err);
 void sp_host_http_free(const sp_host *host, sp_http_response *resp);
+/* Releases the calling thread's HTTP handle (threads that end release theirs themselves). */
+void sp_http_thread_done(void);
 
 const sp_plugin *sp_registry_find(const sp_registry *reg, const char *name);
 

@@ -181,6 +181,25 @@ static void test_refused_hides_query(void **state)
     assert_null(strstr(err.msg, "SECRET"));
 }
 
+/* Requests from one thread reuse its connection: one TCP handshake, not one per call. */
+static void test_connection_reused(void **state)
+{
+    fixture *f = *state;
+    long ports[3];
+    for (int i = 0; i < 3; i++) {
+        sp_http_response r;
+        sp_err err = {0};
+        assert_int_equal(request(f, "GET", "/", NULL, 0, &r, &err), SP_OK);
+        json_t *j = echo_of(&r);
+        ports[i] = (long)json_integer_value(json_object_get(j, "client_port"));
+        json_decref(j);
+        f->reg.host.http_response_free(&f->reg.host, &r);
+    }
+    assert_true(ports[0] > 0);
+    assert_int_equal(ports[1], ports[0]);
+    assert_int_equal(ports[2], ports[0]);
+}
+
 /* TLS verification is on: a self-signed certificate is refused. */
 static void test_tls_verification_on(void **state)
 {
@@ -215,6 +234,7 @@ int main(void)
         cmocka_unit_test(test_error_status_and_headers),
         cmocka_unit_test(test_timeout),
         cmocka_unit_test(test_refused_hides_query),
+        cmocka_unit_test(test_connection_reused),
         cmocka_unit_test(test_tls_verification_on),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
