@@ -2,11 +2,13 @@
 #ifndef SKYPOOL_CLI_H
 #define SKYPOOL_CLI_H
 
+#include "lifecycle.h"
 #include "plan.h"
 #include "registry.h"
 
 #include <jansson.h>
 #include <stdio.h>
+#include <time.h>
 
 /* Exit codes, documented in README.md and `skypool --help`. */
 enum {
@@ -16,7 +18,8 @@ enum {
     EXIT_INVALID = 3,    /* bad input: an accelerator spec or a pool file */
     EXIT_NO_OFFERS = 4,  /* nothing matches the request */
     EXIT_OVER_BUDGET = 5, /* offers exist, but none within the pool's budget */
-    EXIT_QUOTA = 6        /* every region answered, and no quota has room */
+    EXIT_QUOTA = 6,       /* every region answered, and no quota has room */
+    EXIT_PARTIAL = 7      /* up: some nodes run, others could not be had */
 };
 
 typedef struct sp_cmd {
@@ -27,7 +30,7 @@ typedef struct sp_cmd {
 } sp_cmd;
 
 extern const sp_cmd cmd_offers, cmd_plan, cmd_validate, cmd_providers, cmd_catalog,
-    cmd_accelerators, cmd_quota, cmd_check;
+    cmd_accelerators, cmd_quota, cmd_check, cmd_up, cmd_down, cmd_status, cmd_ls;
 
 /* Prints "skypool: <msg>" to stderr and returns code. */
 __attribute__((format(printf, 2, 3))) int cli_fail(int code, const char *fmt, ...);
@@ -65,6 +68,29 @@ json_t *cli_notes_json(const sp_offer_set *set);
 /* --live: refreshes the allowed providers that can, for the request's regions (else where their
  * catalog sells the request), printing progress to stderr unless quiet. Returns a JSON report. */
 json_t *cli_refresh_live(sp_registry *reg, const sp_offers_request *req, bool quiet);
+
+/* Progress of up and down (progress.c). */
+typedef struct cli_live_line {
+    char text[160];
+    time_t since;
+} cli_live_line;
+
+typedef struct cli_progress {
+    bool json, live, drawn;
+    unsigned nodes;
+    time_t started;
+    cli_live_line *lines;
+} cli_progress;
+
+void cli_progress_init(cli_progress *p, bool json, unsigned nodes);
+void cli_progress_done(cli_progress *p);
+void cli_progress_event(void *ctx, const sp_event *ev);
+/* Asks a yes/no question on the terminal; without one, only --yes confirms. */
+bool cli_confirm(const char *question, bool yes);
+/* The pools table of status and ls. */
+int cli_list_pools(sp_state *st, bool json);
+/* Opens the state store, printing the error; returns an exit code. */
+int cli_open_state(sp_state **st);
 
 /* Prints JSON (indented) to stdout and frees it. */
 int cli_print_json(json_t *j);

@@ -155,3 +155,11 @@ int cli_print_json(json_t *j)
     json_decref(j);
     return rc == 0 ? EXIT_OK : EXIT_FAILURE_;
 }
+
+int cli_open_state(sp_state **st)
+{
+    sp_err err = {0};
+    if (sp_state_open(NULL, st, &err) != SP_OK)
+        return cli_fail(EXIT_FAILURE_, "%s", err.msg);
+    return EXIT_OK;
+}
