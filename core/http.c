@@ -179,6 +179,12 @@ static void setup(CURL *c, const sp_http_request *req, exchange *x, struct curl_
     lc.setopt(c, CURLOPT_NOSIGNAL, 1L);
     lc.setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
     lc.setopt(c, CURLOPT_USERAGENT, "skypool/" SKYPOOL_VERSION);
+    /* Another set of trusted CAs (a company's TLS proxy): more to trust, never less checking. */
+    const char *ca = getenv("SSL_CERT_FILE");
+    if (!ca || !*ca)
+        ca = getenv("CURL_CA_BUNDLE");
+    if (ca && *ca)
+        lc.setopt(c, CURLOPT_CAINFO, ca);
 }
 
 static void exchange_free(exchange *x)

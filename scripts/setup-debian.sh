@@ -5,7 +5,7 @@
 set -eu
 pkgs="build-essential cmake pkg-config clang libclang-rt-14-dev
  libcurl4-openssl-dev libssl-dev libyaml-dev libsqlite3-dev libcmocka-dev
- libjansson-dev libxml2-dev libprotobuf-c-dev protobuf-c-compiler
+ libjansson-dev libexpat1-dev libprotobuf-c-dev protobuf-c-compiler
  python3 openssl ca-certificates locales"
 missing=""
 for p in $pkgs; do

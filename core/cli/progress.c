@@ -82,7 +82,7 @@ static void live_event(cli_progress *p, const sp_event *ev)
         cli_live_line *l = &p->lines[ev->node];
         if (!l->since)
             l->since = time(NULL);
-        snprintf(l->text, sizeof(l->text), "%-10s %-12s %-14s %-14s %-16s %-9s $%7.2f/h",
+        snprintf(l->text, sizeof(l->text), "%-10.10s %-12.12s %-14.14s %-14.14s %-16.16s %-9.9s $%7.2f/h",
                  kind_names[ev->kind], ev->row ? ev->row->provider : "",
                  ev->row ? ev->row->region : "", ev->row ? ev->row->zone : "",
                  ev->row ? ev->row->instance_type : "", ev->row ? ev->row->market : "",

@@ -7,7 +7,6 @@
  */
 #include "aws.h"
 
-#include <libxml/parser.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,11 +43,11 @@ static int aws_check_credentials(void *vctx, char *source, size_t size, sp_err *
         return sp_err_set(err, SP_E_AUTH, "%s", ctx->cfg.why_no_creds);
     snprintf(source, size, "%s", ctx->cfg.creds.source);
     const char *region = ctx->cfg.region[0] ? ctx->cfg.region : "us-east-1";
-    xmlDoc *doc = NULL;
+    aws_xml_doc *doc = NULL;
     aws_error e;
     sp_err call_err = {0};
     int rc = aws_ec2_call(ctx, region, "DescribeRegions", NULL, false, &doc, &e, &call_err);
-    xmlFreeDoc(doc);
+    aws_xml_free(doc);
     if (rc == SP_E_AUTH)
         return sp_err_set(err, rc, "credentials from %s were refused: %s", ctx->cfg.creds.source,
                           call_err.msg);
@@ -62,6 +61,7 @@ static void aws_fini(void *vctx)
     aws_ctx *ctx = vctx;
     const sp_host *host = ctx->host;
     memset(&ctx->cfg, 0, sizeof(ctx->cfg)); /* no secrets left in freed memory */
+    pthread_mutex_destroy(&ctx->setup_lock);
     host->free(host, ctx);
 }
 
@@ -97,6 +97,7 @@ SP_EXPORT int sp_provider_init(const sp_host *host, const sp_provider **table, v
         return SP_E_NOMEM;
     memset(ctx, 0, sizeof(*ctx));
     ctx->host = host;
+    pthread_mutex_init(&ctx->setup_lock, NULL);
     /* Missing credentials are not an error here: offers from the catalog need none. */
     ctx->cfg_status = aws_config_load(host, &ctx->cfg, &ctx->cfg_err);
     ctx->max_attempts = env_uint(host, "AWS_MAX_ATTEMPTS", DEFAULT_MAX_ATTEMPTS, 1, 20);
@@ -104,7 +105,6 @@ SP_EXPORT int sp_provider_init(const sp_host *host, const sp_provider **table, v
                                     60000);
     ctx->backoff_cap_ms = DEFAULT_BACKOFF_CAP_MS;
     ctx->page_size = env_uint(host, "SKYPOOL_AWS_PAGE_SIZE", 0, 5, 1000);
-    xmlInitParser();
     *table = &aws_table;
     *vctx = ctx;
     return SP_OK;

@@ -9,8 +9,9 @@
  */
 #include "config.h"
 
+#include "crypto.h"
+
 #include <errno.h>
-#include <openssl/crypto.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,7 +56,7 @@ static void section_free(ini_section *s)
     for (size_t i = 0; i < s->n; i++) {
         free(s->kv[i].key);
         if (s->kv[i].value) {
-            OPENSSL_cleanse(s->kv[i].value, strlen(s->kv[i].value));
+            aws_cleanse(s->kv[i].value, strlen(s->kv[i].value));
             free(s->kv[i].value);
         }
     }
@@ -212,7 +213,7 @@ static int continue_value(ini_parser *p, const char *text, size_t len)
     memset(v + old, '\n', p->blanks + 1);
     memcpy(v + old + p->blanks + 1, text, len);
     v[need - 1] = '\0';
-    OPENSSL_cleanse(kv->value, old);
+    aws_cleanse(kv->value, old);
     free(kv->value);
     kv->value = v;
     p->blanks = 0;
@@ -350,7 +351,7 @@ static int slurp(FILE *fp, const char *path, char **text, size_t *len, sp_err *e
     else if (memchr(buf, '\0', n))
         rc = file_error(err, SP_E_INVALID, path, "it holds NUL bytes, so it is not a text file");
     if (rc) {
-        OPENSSL_cleanse(buf, n);
+        aws_cleanse(buf, n);
         free(buf);
         return rc;
     }
@@ -386,7 +387,7 @@ static int ini_load(ini_file *f, unsigned *mode, sp_err *err)
     *mode = (unsigned)st.st_mode & 0777u;
     f->present = true;
     rc = ini_parse(f, text, len, err);
-    OPENSSL_cleanse(text, len);
+    aws_cleanse(text, len);
     free(text);
     return rc;
 }
@@ -783,14 +784,14 @@ int aws_config_load(const sp_host *host, aws_config *cfg, sp_err *err)
     ini_free(&l.cred_file);
     ini_free(&l.conf_file);
     if (rc)
-        OPENSSL_cleanse(&cfg->creds, sizeof(cfg->creds));
+        aws_cleanse(&cfg->creds, sizeof(cfg->creds));
     return rc;
 }
 
 void aws_config_wipe(aws_config *cfg)
 {
     if (cfg)
-        OPENSSL_cleanse(cfg, sizeof(*cfg));
+        aws_cleanse(cfg, sizeof(*cfg));
 }
 
 /* ---- Endpoints ------------------------------------------------------------------------------- */

@@ -6,7 +6,6 @@
 
 #include <ctype.h>
 #include <jansson.h>
-#include <libxml/parser.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -222,18 +221,18 @@ int aws_fail(sp_err *err, int status, const char *service, const char *action,
 
 /* ---- XML ----------------------------------------------------------------------------------- */
 
-xmlNode *aws_xml_child(const xmlNode *parent, const char *name)
+aws_xml_node *aws_xml_child(const aws_xml_node *parent, const char *name)
 {
-    for (xmlNode *c = parent ? parent->children : NULL; c; c = c->next)
-        if (c->type == XML_ELEMENT_NODE && strcmp((const char *)c->name, name) == 0)
+    for (aws_xml_node *c = aws_xml_first(parent); c; c = aws_xml_next(c))
+        if (strcmp(aws_xml_name(c), name) == 0)
             return c;
     return NULL;
 }
 
-xmlNode *aws_xml_path(const xmlNode *parent, const char *path)
+aws_xml_node *aws_xml_path(const aws_xml_node *parent, const char *path)
 {
     char part[128];
-    const xmlNode *node = parent;
+    const aws_xml_node *node = parent;
     while (node && *path) {
         const char *slash = strchr(path, '/');
         size_t n = slash ? (size_t)(slash - path) : strlen(path);
@@ -244,34 +243,26 @@ xmlNode *aws_xml_path(const xmlNode *parent, const char *path)
         node = aws_xml_child(node, part);
         path += n + (slash != NULL);
     }
-    return (xmlNode *)node;
+    return (aws_xml_node *)node;
 }
 
-const char *aws_xml_text(const xmlNode *parent, const char *path, char *buf, size_t size)
+const char *aws_xml_text(const aws_xml_node *parent, const char *path, char *buf, size_t size)
 {
-    xmlNode *n = aws_xml_path(parent, path);
-    buf[0] = '\0';
-    if (!n)
-        return buf;
-    xmlChar *text = xmlNodeGetContent(n);
-    if (text) {
-        snprintf(buf, size, "%s", (const char *)text);
-        xmlFree(text);
-    }
+    snprintf(buf, size, "%s", aws_xml_content(aws_xml_path(parent, path)));
     return buf;
 }
 
-unsigned long long aws_xml_ull(const xmlNode *parent, const char *path)
+unsigned long long aws_xml_ull(const aws_xml_node *parent, const char *path)
 {
     char buf[32];
     return strtoull(aws_xml_text(parent, path, buf, sizeof(buf)), NULL, 10);
 }
 
-xmlNode *aws_xml_item(const xmlNode *set, const xmlNode *prev)
+aws_xml_node *aws_xml_item(const aws_xml_node *set, const aws_xml_node *prev)
 {
-    xmlNode *c = prev ? prev->next : (set ? set->children : NULL);
-    for (; c; c = c->next)
-        if (c->type == XML_ELEMENT_NODE && strcmp((const char *)c->name, "item") == 0)
+    aws_xml_node *c = prev ? aws_xml_next(prev) : aws_xml_first(set);
+    for (; c; c = aws_xml_next(c))
+        if (strcmp(aws_xml_name(c), "item") == 0)
             return c;
     return NULL;
 }
@@ -281,19 +272,16 @@ static void parse_xml_error(const char *body, size_t len, long status, aws_error
 {
     memset(e, 0, sizeof(*e));
     e->http_status = status;
-    xmlDoc *doc = body && len ? xmlReadMemory(body, (int)len, NULL, NULL,
-                                              XML_PARSE_NONET | XML_PARSE_NOERROR |
-                                                  XML_PARSE_NOWARNING)
-                              : NULL;
-    xmlNode *root = doc ? xmlDocGetRootElement(doc) : NULL;
-    xmlNode *error = root ? aws_xml_path(root, "Errors/Error") : NULL;
+    aws_xml_doc *doc = body && len ? aws_xml_parse(body, len) : NULL;
+    aws_xml_node *root = aws_xml_root(doc);
+    aws_xml_node *error = root ? aws_xml_path(root, "Errors/Error") : NULL;
     if (!error && root)
         error = aws_xml_child(root, "Error");
     if (error) {
         aws_xml_text(error, "Code", e->code, sizeof(e->code));
         aws_xml_text(error, "Message", e->message, sizeof(e->message));
     }
-    xmlFreeDoc(doc);
+    aws_xml_free(doc);
     if (!e->code[0] && status == 503)
         snprintf(e->code, sizeof(e->code), "ServiceUnavailable");
     e->cls = aws_classify(e->code, status);
@@ -437,7 +425,7 @@ static int perform(const call *c, char **body, size_t *body_len, aws_error *e, s
 }
 
 int aws_ec2_call(aws_ctx *ctx, const char *region, const char *action, aws_params *params,
-                 bool retry_not_found, xmlDoc **doc, aws_error *e, sp_err *err)
+                 bool retry_not_found, aws_xml_doc **doc, aws_error *e, sp_err *err)
 {
     aws_error local;
     if (!e)
@@ -465,8 +453,7 @@ int aws_ec2_call(aws_ctx *ctx, const char *region, const char *action, aws_param
     free(form);
     if (rc)
         return rc;
-    *doc = xmlReadMemory(body, (int)len, NULL, NULL,
-                         XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+    *doc = aws_xml_parse(body, len);
     free(body);
     if (!*doc)
         return sp_err_set(err, SP_E_PROTOCOL, "ec2 %s in %s: the answer is not XML", action,

@@ -4,8 +4,9 @@
 
 #include "config.h"
 #include "sigv4.h"
+#include "xml.h"
 
-#include <libxml/tree.h>
+#include <pthread.h>
 #include <skypool/provider.h>
 #include <stdbool.h>
 
@@ -20,6 +21,14 @@ typedef struct aws_ctx {
     unsigned backoff_base_ms;  /* first retry waits up to this; doubles, capped */
     unsigned backoff_cap_ms;
     unsigned page_size;        /* MaxResults ceiling (SKYPOOL_AWS_PAGE_SIZE; tests page early) */
+    /* What launches in a region share (image, key pair, SSH group), found or made once per
+     * process: concurrent launches would otherwise race to create the same group. */
+    pthread_mutex_t setup_lock;
+    struct aws_region_setup {
+        char key[160];         /* "region|what|arg" */
+        char value[128];
+    } setup[64];
+    size_t n_setup;
 } aws_ctx;
 
 /* MaxResults for a paginated call whose API allows at most max. */
@@ -72,27 +81,27 @@ int aws_class_status(aws_err_class cls);
  * One EC2 call in a region: encodes, signs (SigV4, service "ec2"), sends through the host, and
  * retries throttling, 5xx and transport failures with full-jitter exponential backoff, at most
  * ctx->max_attempts tries in all. retry_not_found also retries *.NotFound errors (eventual
- * consistency just after a launch). On success *doc holds the response (free with xmlFreeDoc).
+ * consistency just after a launch). On success *doc holds the response (aws_xml_free).
  * On failure: an sp_status, err says "ec2 ACTION in REGION: CODE: message", and *e (if given)
  * holds the parsed error.
  */
 int aws_ec2_call(aws_ctx *ctx, const char *region, const char *action, aws_params *params,
-                 bool retry_not_found, xmlDoc **doc, aws_error *e, sp_err *err);
+                 bool retry_not_found, aws_xml_doc **doc, aws_error *e, sp_err *err);
 
 /* A JSON 1.1 call (Service Quotas): target like "ServiceQuotasV20190624.GetServiceQuota".
  * On success *body is the response JSON (free()). Retries as aws_ec2_call. */
 int aws_json_call(aws_ctx *ctx, const char *service, const char *region, const char *target,
                   const char *json_body, char **body, aws_error *e, sp_err *err);
 
-/* XML helpers over libxml2's tree: children by local name (namespaces ignored). */
-xmlNode *aws_xml_child(const xmlNode *parent, const char *name);
+/* Helpers over xml.h's tree. A child by its name (local: prefixes are dropped). */
+aws_xml_node *aws_xml_child(const aws_xml_node *parent, const char *name);
 /* Follows a path of child names separated by '/': "gpuInfo/gpus". */
-xmlNode *aws_xml_path(const xmlNode *parent, const char *path);
+aws_xml_node *aws_xml_path(const aws_xml_node *parent, const char *path);
 /* The text of a child (by path) into buf; "" when absent. Returns buf. */
-const char *aws_xml_text(const xmlNode *parent, const char *path, char *buf, size_t size);
-unsigned long long aws_xml_ull(const xmlNode *parent, const char *path);
+const char *aws_xml_text(const aws_xml_node *parent, const char *path, char *buf, size_t size);
+unsigned long long aws_xml_ull(const aws_xml_node *parent, const char *path);
 /* The next <item> sibling after prev (or the first child <item> of set when prev is NULL). */
-xmlNode *aws_xml_item(const xmlNode *set, const xmlNode *prev);
+aws_xml_node *aws_xml_item(const aws_xml_node *set, const aws_xml_node *prev);
 
 /* The calls' messages never carry secrets; this formats one for a failed call. */
 int aws_fail(sp_err *err, int status, const char *service, const char *action,

@@ -4,8 +4,8 @@
  * TerminateInstances and GetConsoleOutput.
  */
 #include "aws.h"
+#include "crypto.h"
 
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,10 +15,10 @@
 /* ---- Images -------------------------------------------------------------------------------- */
 
 /* Newest first by creationDate (ISO 8601 strings compare in time order). */
-static void newest_image(xmlDoc *doc, char *ami, size_t size, char *best_date, size_t dsize)
+static void newest_image(aws_xml_doc *doc, char *ami, size_t size, char *best_date, size_t dsize)
 {
-    xmlNode *set = aws_xml_child(xmlDocGetRootElement(doc), "imagesSet");
-    for (xmlNode *it = aws_xml_item(set, NULL); it; it = aws_xml_item(NULL, it)) {
+    aws_xml_node *set = aws_xml_child(aws_xml_root(doc), "imagesSet");
+    for (aws_xml_node *it = aws_xml_item(set, NULL); it; it = aws_xml_item(NULL, it)) {
         char date[40], id[40];
         aws_xml_text(it, "creationDate", date, sizeof(date));
         aws_xml_text(it, "imageId", id, sizeof(id));
@@ -39,7 +39,7 @@ static int search_images(aws_ctx *ctx, const char *region, const char *pattern, 
     aws_params_filter(&p, 1, "name", names, 1);
     aws_params_filter(&p, 2, "architecture", archs, 1);
     aws_params_filter(&p, 3, "state", states, 1);
-    xmlDoc *doc;
+    aws_xml_doc *doc;
     int rc = aws_ec2_call(ctx, region, "DescribeImages", &p, false, &doc, NULL, err);
     aws_params_free(&p);
     if (rc)
@@ -47,7 +47,7 @@ static int search_images(aws_ctx *ctx, const char *region, const char *pattern, 
     char date[40] = "";
     ami[0] = '\0';
     newest_image(doc, ami, size, date, sizeof(date));
-    xmlFreeDoc(doc);
+    aws_xml_free(doc);
     return SP_OK;
 }
 
@@ -76,12 +76,15 @@ int aws_find_image(aws_ctx *ctx, const char *region, const char *arch, bool neur
 
 /* ---- Key pair and security group ------------------------------------------------------------ */
 
+/* NULL when out of memory or libcrypto failed (aws_launch checks that it loads first). */
 static char *base64(const char *s)
 {
     size_t n = strlen(s);
-    char *out = malloc(4 * ((n + 2) / 3) + 1);
-    if (out)
-        EVP_EncodeBlock((unsigned char *)out, (const unsigned char *)s, (int)n);
+    char *out = malloc(AWS_BASE64_SIZE(n));
+    if (out && !aws_base64_encode(out, s, n) && n) {
+        free(out);
+        out = NULL;
+    }
     return out;
 }
 
@@ -91,11 +94,11 @@ int aws_ensure_key_pair(aws_ctx *ctx, const char *region, const char *name,
     aws_params p;
     aws_params_init(&p);
     aws_params_add(&p, "KeyName.1", name);
-    xmlDoc *doc = NULL;
+    aws_xml_doc *doc = NULL;
     aws_error e;
     int rc = aws_ec2_call(ctx, region, "DescribeKeyPairs", &p, false, &doc, &e, err);
     aws_params_free(&p);
-    xmlFreeDoc(doc);
+    aws_xml_free(doc);
     if (rc != SP_E_NOTFOUND)
         return rc;
     char *material = base64(public_key);
@@ -104,11 +107,12 @@ int aws_ensure_key_pair(aws_ctx *ctx, const char *region, const char *name,
     aws_params_init(&p);
     aws_params_add(&p, "KeyName", name);
     aws_params_add(&p, "PublicKeyMaterial", material);
-    rc = aws_ec2_call(ctx, region, "ImportKeyPair", &p, false, &doc, NULL, err);
+    rc = aws_ec2_call(ctx, region, "ImportKeyPair", &p, false, &doc, &e, err);
     aws_params_free(&p);
     free(material);
-    xmlFreeDoc(doc);
-    return rc;
+    aws_xml_free(doc);
+    /* Another skypool imported it a moment ago: the name follows from the key, so it is ours. */
+    return rc && !strcmp(e.code, "InvalidKeyPair.Duplicate") ? SP_OK : rc;
 }
 
 static int find_group(aws_ctx *ctx, const char *region, const char *name, char *id, size_t size,
@@ -118,15 +122,15 @@ static int find_group(aws_ctx *ctx, const char *region, const char *name, char *
     aws_params_init(&p);
     const char *names[] = {name};
     aws_params_filter(&p, 1, "group-name", names, 1);
-    xmlDoc *doc;
+    aws_xml_doc *doc;
     int rc = aws_ec2_call(ctx, region, "DescribeSecurityGroups", &p, false, &doc, NULL, err);
     aws_params_free(&p);
     if (rc)
         return rc;
-    xmlNode *it = aws_xml_item(aws_xml_child(xmlDocGetRootElement(doc), "securityGroupInfo"),
-                               NULL);
+    aws_xml_node *it = aws_xml_item(aws_xml_child(aws_xml_root(doc), "securityGroupInfo"),
+                                    NULL);
     aws_xml_text(it, "groupId", id, size);
-    xmlFreeDoc(doc);
+    aws_xml_free(doc);
     return SP_OK;
 }
 
@@ -139,12 +143,13 @@ static int open_ssh(aws_ctx *ctx, const char *region, const char *group_id, sp_e
     aws_params_add(&p, "IpPermissions.1.FromPort", "22");
     aws_params_add(&p, "IpPermissions.1.ToPort", "22");
     aws_params_add(&p, "IpPermissions.1.IpRanges.1.CidrIp", "0.0.0.0/0");
-    xmlDoc *doc = NULL;
-    int rc = aws_ec2_call(ctx, region, "AuthorizeSecurityGroupIngress", &p, false, &doc, NULL,
+    aws_xml_doc *doc = NULL;
+    aws_error e;
+    int rc = aws_ec2_call(ctx, region, "AuthorizeSecurityGroupIngress", &p, false, &doc, &e,
                           err);
     aws_params_free(&p);
-    xmlFreeDoc(doc);
-    return rc;
+    aws_xml_free(doc);
+    return rc && !strcmp(e.code, "InvalidPermission.Duplicate") ? SP_OK : rc;
 }
 
 int aws_ensure_ssh_group(aws_ctx *ctx, const char *region, const char *name, char *group_id,
@@ -157,13 +162,17 @@ int aws_ensure_ssh_group(aws_ctx *ctx, const char *region, const char *name, cha
     aws_params_init(&p);
     aws_params_add(&p, "GroupName", name);
     aws_params_add(&p, "GroupDescription", SSH_GROUP_DESCRIPTION);
-    xmlDoc *doc;
-    rc = aws_ec2_call(ctx, region, "CreateSecurityGroup", &p, false, &doc, NULL, err);
+    aws_xml_doc *doc;
+    aws_error e;
+    rc = aws_ec2_call(ctx, region, "CreateSecurityGroup", &p, false, &doc, &e, err);
     aws_params_free(&p);
+    /* Made by another skypool between our look and our create: use that one. */
+    if (rc && !strcmp(e.code, "InvalidGroup.Duplicate"))
+        return find_group(ctx, region, name, group_id, size, err);
     if (rc)
         return rc;
-    aws_xml_text(xmlDocGetRootElement(doc), "groupId", group_id, size);
-    xmlFreeDoc(doc);
+    aws_xml_text(aws_xml_root(doc), "groupId", group_id, size);
+    aws_xml_free(doc);
     if (!group_id[0])
         return sp_err_set(err, SP_E_PROTOCOL, "ec2 CreateSecurityGroup in %s: no groupId",
                           region);
@@ -186,7 +195,7 @@ static sp_node_state state_of(const char *name)
     return SP_NODE_UNKNOWN;
 }
 
-static void read_node(const xmlNode *inst, const char *region, sp_node *n)
+static void read_node(const aws_xml_node *inst, const char *region, sp_node *n)
 {
     char state[32], lifecycle[16];
     memset(n, 0, sizeof(*n));
@@ -200,7 +209,7 @@ static void read_node(const xmlNode *inst, const char *region, sp_node *n)
     aws_xml_text(inst, "instanceLifecycle", lifecycle, sizeof(lifecycle));
     n->market = strcmp(lifecycle, "spot") == 0 ? SP_MARKET_SPOT : SP_MARKET_ON_DEMAND;
     snprintf(n->region, sizeof(n->region), "%s", region);
-    for (xmlNode *t = aws_xml_item(aws_xml_child(inst, "tagSet"), NULL); t;
+    for (aws_xml_node *t = aws_xml_item(aws_xml_child(inst, "tagSet"), NULL); t;
          t = aws_xml_item(NULL, t)) {
         char key[32];
         if (strcmp(aws_xml_text(t, "key", key, sizeof(key)), "Name") == 0)
@@ -215,15 +224,15 @@ static int zone_name(aws_ctx *ctx, const char *region, const char *zone_id, char
     aws_params_init(&p);
     const char *ids[] = {zone_id};
     aws_params_filter(&p, 1, "zone-id", ids, 1);
-    xmlDoc *doc;
+    aws_xml_doc *doc;
     int rc = aws_ec2_call(ctx, region, "DescribeAvailabilityZones", &p, false, &doc, NULL, err);
     aws_params_free(&p);
     if (rc)
         return rc;
-    xmlNode *it = aws_xml_item(aws_xml_child(xmlDocGetRootElement(doc), "availabilityZoneInfo"),
-                               NULL);
+    aws_xml_node *it = aws_xml_item(aws_xml_child(aws_xml_root(doc), "availabilityZoneInfo"),
+                                    NULL);
     aws_xml_text(it, "zoneName", name, size);
-    xmlFreeDoc(doc);
+    aws_xml_free(doc);
     if (!name[0])
         return sp_err_set(err, SP_E_CAPACITY, "aws: zone %s is not available in %s", zone_id,
                           region);
@@ -256,13 +265,14 @@ static void add_market(aws_params *p, sp_market market)
 
 /* The key pair's name follows from the key itself, so that every pool with the same key
  * shares one. */
-static void key_name(const char *public_key, char *name, size_t size)
+static int key_name(const char *public_key, char *name, size_t size, sp_err *err)
 {
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int len = 0;
-    EVP_Digest(public_key, strlen(public_key), md, &len, EVP_sha256(), NULL);
+    unsigned char md[32];
+    if (aws_sha256(public_key, strlen(public_key), md))
+        return sp_err_set(err, SP_E_INTERNAL, "aws: SHA-256 failed in libcrypto");
     snprintf(name, size, "skypool-%02x%02x%02x%02x%02x%02x", md[0], md[1], md[2], md[3], md[4],
              md[5]);
+    return SP_OK;
 }
 
 typedef struct launch_parts {
@@ -272,28 +282,97 @@ typedef struct launch_parts {
     char group[64];
 } launch_parts;
 
+/* The cached answer for "region|what|arg", or "" (call with setup_lock held). */
+static const char *setup_get(aws_ctx *ctx, const char *key)
+{
+    for (size_t i = 0; i < ctx->n_setup; i++)
+        if (!strcmp(ctx->setup[i].key, key))
+            return ctx->setup[i].value;
+    return "";
+}
+
+static void setup_put(aws_ctx *ctx, const char *key, const char *value)
+{
+    if (ctx->n_setup == sizeof(ctx->setup) / sizeof(ctx->setup[0]))
+        return;
+    snprintf(ctx->setup[ctx->n_setup].key, sizeof(ctx->setup[0].key), "%s", key);
+    snprintf(ctx->setup[ctx->n_setup].value, sizeof(ctx->setup[0].value), "%s", value);
+    ctx->n_setup++;
+}
+
+typedef int (*setup_fn)(aws_ctx *ctx, const sp_launch_request *req, char *out, size_t size,
+                        sp_err *err);
+
+/* Runs fn once per key and process; later launches reuse its answer. */
+static int once(aws_ctx *ctx, const char *key, setup_fn fn, const sp_launch_request *req,
+                char *out, size_t size, sp_err *err)
+{
+    pthread_mutex_lock(&ctx->setup_lock);
+    snprintf(out, size, "%s", setup_get(ctx, key));
+    int rc = out[0] ? SP_OK : fn(ctx, req, out, size, err);
+    if (!rc && out[0] && !setup_get(ctx, key)[0])
+        setup_put(ctx, key, out);
+    pthread_mutex_unlock(&ctx->setup_lock);
+    return rc;
+}
+
+static int setup_image(aws_ctx *ctx, const sp_launch_request *req, char *out, size_t size,
+                       sp_err *err)
+{
+    const sp_offer *o = req->offer;
+    return aws_find_image(ctx, o->region, o->arch && *o->arch ? o->arch : "x86_64",
+                          strncmp(o->accelerator, "Trainium", 8) == 0 ||
+                              strncmp(o->accelerator, "Inferentia", 10) == 0,
+                          out, size, err);
+}
+
+static int setup_key(aws_ctx *ctx, const sp_launch_request *req, char *out, size_t size,
+                     sp_err *err)
+{
+    int rc = key_name(req->ssh_public_key, out, size, err);
+    if (!rc)
+        rc = aws_ensure_key_pair(ctx, req->offer->region, out, req->ssh_public_key, err);
+    if (rc)
+        out[0] = '\0';
+    return rc;
+}
+
+static int setup_group(aws_ctx *ctx, const sp_launch_request *req, char *out, size_t size,
+                       sp_err *err)
+{
+    return aws_ensure_ssh_group(ctx, req->offer->region, "skypool-ssh", out, size, err);
+}
+
 static int prepare_launch(aws_ctx *ctx, const sp_launch_request *req, launch_parts *lp,
                           sp_err *err)
 {
     const sp_offer *o = req->offer;
     memset(lp, 0, sizeof(*lp));
-    int rc = SP_OK;
-    if (o->zone && *o->zone && strcmp(o->zone, "-") != 0)
+    int rc = aws_crypto_ready(err); /* before key_name and base64 need it */
+    if (!rc && o->zone && *o->zone && strcmp(o->zone, "-") != 0)
         rc = zone_name(ctx, o->region, o->zone, lp->zone, sizeof(lp->zone), err);
+    char key[160];
+    const char *kind = strncmp(o->accelerator, "Trainium", 8) == 0 ||
+                               strncmp(o->accelerator, "Inferentia", 10) == 0
+                           ? "neuron"
+                           : "gpu";
     if (!rc && req->image && *req->image)
         snprintf(lp->ami, sizeof(lp->ami), "%s", req->image);
-    else if (!rc)
-        rc = aws_find_image(ctx, o->region, o->arch && *o->arch ? o->arch : "x86_64",
-                            strncmp(o->accelerator, "Trainium", 8) == 0 ||
-                                strncmp(o->accelerator, "Inferentia", 10) == 0,
-                            lp->ami, sizeof(lp->ami), err);
-    if (!rc && req->ssh_public_key && *req->ssh_public_key) {
-        key_name(req->ssh_public_key, lp->key, sizeof(lp->key));
-        rc = aws_ensure_key_pair(ctx, o->region, lp->key, req->ssh_public_key, err);
+    else if (!rc) {
+        snprintf(key, sizeof(key), "%s|image|%s|%s", o->region, o->arch ? o->arch : "", kind);
+        rc = once(ctx, key, setup_image, req, lp->ami, sizeof(lp->ami), err);
     }
-    if (!rc)
-        rc = aws_ensure_ssh_group(ctx, o->region, "skypool-ssh", lp->group, sizeof(lp->group),
-                                  err);
+    if (!rc && req->ssh_public_key && *req->ssh_public_key) {
+        char name[64];
+        rc = key_name(req->ssh_public_key, name, sizeof(name), err);
+        snprintf(key, sizeof(key), "%s|key|%s", o->region, name);
+        if (!rc)
+            rc = once(ctx, key, setup_key, req, lp->key, sizeof(lp->key), err);
+    }
+    if (!rc) {
+        snprintf(key, sizeof(key), "%s|group", o->region);
+        rc = once(ctx, key, setup_group, req, lp->group, sizeof(lp->group), err);
+    }
     return rc;
 }
 
@@ -332,14 +411,14 @@ int aws_launch(void *vctx, const sp_launch_request *req, sp_node *node, sp_err *
     aws_params p;
     aws_params_init(&p);
     run_params(&p, req, &lp);
-    xmlDoc *doc;
+    aws_xml_doc *doc;
     rc = aws_ec2_call(ctx, req->offer->region, "RunInstances", &p, false, &doc, NULL, err);
     aws_params_free(&p);
     if (rc)
         return rc;
-    xmlNode *inst = aws_xml_item(aws_xml_child(xmlDocGetRootElement(doc), "instancesSet"), NULL);
+    aws_xml_node *inst = aws_xml_item(aws_xml_child(aws_xml_root(doc), "instancesSet"), NULL);
     read_node(inst, req->offer->region, node);
-    xmlFreeDoc(doc);
+    aws_xml_free(doc);
     if (!node->id[0])
         return sp_err_set(err, SP_E_PROTOCOL, "ec2 RunInstances in %s: no instance in the answer",
                           req->offer->region);
@@ -349,21 +428,21 @@ int aws_launch(void *vctx, const sp_launch_request *req, sp_node *node, sp_err *
 static int describe_page(aws_ctx *ctx, const char *region, aws_params *p, sp_node_sink *sink,
                          char *token, size_t tsize, sp_err *err)
 {
-    xmlDoc *doc;
+    aws_xml_doc *doc;
     int rc = aws_ec2_call(ctx, region, "DescribeInstances", p, false, &doc, NULL, err);
     if (rc)
         return rc;
-    xmlNode *root = xmlDocGetRootElement(doc);
-    for (xmlNode *r = aws_xml_item(aws_xml_child(root, "reservationSet"), NULL); r && !rc;
+    aws_xml_node *root = aws_xml_root(doc);
+    for (aws_xml_node *r = aws_xml_item(aws_xml_child(root, "reservationSet"), NULL); r && !rc;
          r = aws_xml_item(NULL, r))
-        for (xmlNode *i = aws_xml_item(aws_xml_child(r, "instancesSet"), NULL); i && !rc;
+        for (aws_xml_node *i = aws_xml_item(aws_xml_child(r, "instancesSet"), NULL); i && !rc;
              i = aws_xml_item(NULL, i)) {
             sp_node n;
             read_node(i, region, &n);
             rc = sink->node(sink, &n);
         }
     aws_xml_text(root, "nextToken", token, tsize);
-    xmlFreeDoc(doc);
+    aws_xml_free(doc);
     return rc;
 }
 
@@ -411,10 +490,10 @@ int aws_terminate(void *vctx, const sp_node *node, sp_err *err)
     aws_params p;
     aws_params_init(&p);
     aws_params_add(&p, "InstanceId.1", node->id);
-    xmlDoc *doc = NULL;
+    aws_xml_doc *doc = NULL;
     int rc = aws_ec2_call(ctx, node->region, "TerminateInstances", &p, false, &doc, NULL, err);
     aws_params_free(&p);
-    xmlFreeDoc(doc);
+    aws_xml_free(doc);
     return rc == SP_E_NOTFOUND ? SP_OK : rc; /* already gone is what was asked for */
 }
 
@@ -438,17 +517,16 @@ int aws_console_output(aws_ctx *ctx, const char *region, const char *instance_id
     aws_params p;
     aws_params_init(&p);
     aws_params_add(&p, "InstanceId", instance_id);
-    xmlDoc *doc;
+    aws_xml_doc *doc;
     int rc = aws_ec2_call(ctx, region, "GetConsoleOutput", &p, true, &doc, NULL, err);
     aws_params_free(&p);
     if (rc)
         return rc;
-    xmlChar *b64 = xmlNodeGetContent(aws_xml_child(xmlDocGetRootElement(doc), "output"));
-    size_t n = b64 ? strlen((const char *)b64) : 0;
+    const char *b64 = aws_xml_content(aws_xml_child(aws_xml_root(doc), "output"));
+    size_t n = strlen(b64);
     *text = calloc(1, n / 4 * 3 + 4);
     if (*text && n)
-        EVP_DecodeBlock((unsigned char *)*text, b64, (int)n);
-    xmlFree(b64);
-    xmlFreeDoc(doc);
+        aws_base64_decode((unsigned char *)*text, b64, n);
+    aws_xml_free(doc);
     return *text ? SP_OK : sp_err_set(err, SP_E_NOMEM, "out of memory");
 }

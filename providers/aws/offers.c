@@ -103,12 +103,12 @@ const char *aws_model_key(const char *name, unsigned long long mem_mib)
 
 /* The first accelerator set that an instance type reports: GPUs, Neuron devices, or the older
  * inference accelerators (inf1). Fractional GPUs (g6f) are not whole accelerators: skipped. */
-static bool read_accel(const xmlNode *it, type_info *t)
+static bool read_accel(const aws_xml_node *it, type_info *t)
 {
     static const char *const sets[] = {"gpuInfo/gpus", "neuronInfo/neuronDevices",
                                        "inferenceAcceleratorInfo/accelerators"};
     for (size_t s = 0; s < 3; s++) {
-        xmlNode *item = aws_xml_item(aws_xml_path(it, sets[s]), NULL);
+        aws_xml_node *item = aws_xml_item(aws_xml_path(it, sets[s]), NULL);
         if (!item)
             continue;
         char name[64], part[32];
@@ -125,7 +125,7 @@ static bool read_accel(const xmlNode *it, type_info *t)
     return false;
 }
 
-static void read_type(const xmlNode *it, region_job *job)
+static void read_type(const aws_xml_node *it, region_job *job)
 {
     type_info t;
     memset(&t, 0, sizeof(t));
@@ -144,7 +144,7 @@ static void read_type(const xmlNode *it, region_job *job)
 
 /* Calls a paginated action until NextToken runs out, handing each page's set to fn. */
 static int paged(region_job *job, const char *action, aws_params *base, const char *set,
-                 void (*fn)(const xmlNode *item, region_job *job))
+                 void (*fn)(const aws_xml_node *item, region_job *job))
 {
     char token[2048] = "";
     for (int page = 0; page < 1000; page++) {
@@ -154,17 +154,17 @@ static int paged(region_job *job, const char *action, aws_params *base, const ch
             aws_params_add(&p, base->keys[i], base->values[i]);
         if (token[0])
             aws_params_add(&p, "NextToken", token);
-        xmlDoc *doc;
+        aws_xml_doc *doc;
         int rc = aws_ec2_call(job->ctx, job->region, action, &p, false, &doc, NULL, &job->err);
         aws_params_free(&p);
         if (rc)
             return rc;
-        xmlNode *root = xmlDocGetRootElement(doc);
-        for (xmlNode *it = aws_xml_item(aws_xml_child(root, set), NULL); it;
+        aws_xml_node *root = aws_xml_root(doc);
+        for (aws_xml_node *it = aws_xml_item(aws_xml_child(root, set), NULL); it;
              it = aws_xml_item(NULL, it))
             fn(it, job);
         aws_xml_text(root, "nextToken", token, sizeof(token));
-        xmlFreeDoc(doc);
+        aws_xml_free(doc);
         if (!token[0])
             return SP_OK;
     }
@@ -172,7 +172,7 @@ static int paged(region_job *job, const char *action, aws_params *base, const ch
                       job->region);
 }
 
-static void read_zone(const xmlNode *it, region_job *job)
+static void read_zone(const aws_xml_node *it, region_job *job)
 {
     zone_map *z = vec_push(&job->zones);
     if (!z)
@@ -190,7 +190,7 @@ static const type_info *find_type(const region_job *job, const char *type)
     return NULL;
 }
 
-static void read_offering(const xmlNode *it, region_job *job)
+static void read_offering(const aws_xml_node *it, region_job *job)
 {
     char type[40];
     aws_xml_text(it, "instanceType", type, sizeof(type));
@@ -216,7 +216,7 @@ static const char *zone_id_of(const region_job *job, const char *name)
 }
 
 /* Keeps the latest price per (type, zone). */
-static void read_spot(const xmlNode *it, region_job *job)
+static void read_spot(const aws_xml_node *it, region_job *job)
 {
     spot_price s;
     char zone[40], price[32];

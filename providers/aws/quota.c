@@ -99,7 +99,7 @@ typedef struct usage {
     sp_err *err;
 } usage;
 
-static unsigned vcpus_of(const xmlNode *inst)
+static unsigned vcpus_of(const aws_xml_node *inst)
 {
     unsigned long long cores = aws_xml_ull(inst, "cpuOptions/coreCount");
     unsigned long long threads = aws_xml_ull(inst, "cpuOptions/threadsPerCore");
@@ -112,19 +112,19 @@ static unsigned type_vcpus(aws_ctx *ctx, const char *region, const char *type, s
     aws_params p;
     aws_params_init(&p);
     aws_params_add(&p, "InstanceType.1", type);
-    xmlDoc *doc;
+    aws_xml_doc *doc;
     unsigned v = 0;
     if (aws_ec2_call(ctx, region, "DescribeInstanceTypes", &p, false, &doc, NULL, err) == SP_OK) {
-        xmlNode *it = aws_xml_item(aws_xml_child(xmlDocGetRootElement(doc), "instanceTypeSet"),
-                                   NULL);
+        aws_xml_node *it = aws_xml_item(aws_xml_child(aws_xml_root(doc), "instanceTypeSet"),
+                                        NULL);
         v = (unsigned)aws_xml_ull(it, "vCpuInfo/defaultVCpus");
-        xmlFreeDoc(doc);
+        aws_xml_free(doc);
     }
     aws_params_free(&p);
     return v;
 }
 
-static void count_instance(const xmlNode *inst, usage *u)
+static void count_instance(const aws_xml_node *inst, usage *u)
 {
     char type[48], lifecycle[16];
     aws_xml_text(inst, "instanceType", type, sizeof(type));
@@ -136,12 +136,12 @@ static void count_instance(const xmlNode *inst, usage *u)
     u->vcpus += v ? v : type_vcpus(u->ctx, u->region, type, u->err);
 }
 
-static void count_page(xmlDoc *doc, usage *u)
+static void count_page(aws_xml_doc *doc, usage *u)
 {
-    xmlNode *root = xmlDocGetRootElement(doc);
-    for (xmlNode *r = aws_xml_item(aws_xml_child(root, "reservationSet"), NULL); r;
+    aws_xml_node *root = aws_xml_root(doc);
+    for (aws_xml_node *r = aws_xml_item(aws_xml_child(root, "reservationSet"), NULL); r;
          r = aws_xml_item(NULL, r))
-        for (xmlNode *i = aws_xml_item(aws_xml_child(r, "instancesSet"), NULL); i;
+        for (aws_xml_node *i = aws_xml_item(aws_xml_child(r, "instancesSet"), NULL); i;
              i = aws_xml_item(NULL, i))
             count_instance(i, u);
 }
@@ -158,15 +158,15 @@ static int quota_usage(usage *u)
         aws_params_addf(&p, "MaxResults", "%u", aws_page(u->ctx, 1000));
         if (token[0])
             aws_params_add(&p, "NextToken", token);
-        xmlDoc *doc;
+        aws_xml_doc *doc;
         u->rc = aws_ec2_call(u->ctx, u->region, "DescribeInstances", &p, false, &doc, NULL,
                              u->err);
         aws_params_free(&p);
         if (u->rc)
             return u->rc;
         count_page(doc, u);
-        aws_xml_text(xmlDocGetRootElement(doc), "nextToken", token, sizeof(token));
-        xmlFreeDoc(doc);
+        aws_xml_text(aws_xml_root(doc), "nextToken", token, sizeof(token));
+        aws_xml_free(doc);
         if (!token[0])
             break;
     }
@@ -227,16 +227,16 @@ int aws_availability(void *vctx, const sp_offer *offer, sp_market market, sp_err
     const char *type[] = {offer->instance_type}, *zone[] = {offer->zone};
     aws_params_filter(&p, 1, "instance-type", type, 1);
     aws_params_filter(&p, 2, "location", zone, 1);
-    xmlDoc *doc;
+    aws_xml_doc *doc;
     int rc = aws_ec2_call(ctx, offer->region, "DescribeInstanceTypeOfferings", &p, false, &doc,
                           NULL, err);
     aws_params_free(&p);
     if (rc)
         return rc;
-    bool offered = aws_xml_item(aws_xml_child(xmlDocGetRootElement(doc),
+    bool offered = aws_xml_item(aws_xml_child(aws_xml_root(doc),
                                               "instanceTypeOfferingSet"),
                                 NULL) != NULL;
-    xmlFreeDoc(doc);
+    aws_xml_free(doc);
     if (!offered)
         return sp_err_set(err, SP_E_CAPACITY, "aws: %s is not offered in %s (%s)",
                           offer->instance_type, offer->zone, offer->region);

@@ -8,9 +8,8 @@
  */
 #include "sigv4.h"
 
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
+#include "crypto.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +30,7 @@ typedef struct sbuf {
 static void free_secret(char *p)
 {
     if (p) {
-        OPENSSL_cleanse(p, strlen(p));
+        aws_cleanse(p, strlen(p));
         free(p);
     }
 }
@@ -39,7 +38,7 @@ static void free_secret(char *p)
 static void sb_free(sbuf *b)
 {
     if (b->p) {
-        OPENSSL_cleanse(b->p, b->cap);
+        aws_cleanse(b->p, b->cap);
         free(b->p);
     }
     memset(b, 0, sizeof(*b));
@@ -62,7 +61,7 @@ static bool sb_reserve(sbuf *b, size_t need)
     }
     if (b->p) {
         memcpy(p, b->p, b->len + 1);
-        OPENSSL_cleanse(b->p, b->cap);
+        aws_cleanse(b->p, b->cap);
         free(b->p);
     }
     b->p = p;
@@ -185,9 +184,8 @@ static void to_hex(const unsigned char *in, size_t n, char *out)
 
 int aws_sha256_hex(const void *data, size_t len, char out[65])
 {
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int md_len = 0;
-    if (!EVP_Digest(data ? data : "", len, md, &md_len, EVP_sha256(), NULL) || md_len != 32)
+    unsigned char md[32];
+    if (aws_sha256(data, len, md))
         return -1;
     to_hex(md, 32, out);
     return 0;
@@ -195,10 +193,7 @@ int aws_sha256_hex(const void *data, size_t len, char out[65])
 
 static bool hmac_sha256(const void *key, size_t key_len, const char *msg, unsigned char out[32])
 {
-    unsigned int len = 0;
-    return HMAC(EVP_sha256(), key, (int)key_len, (const unsigned char *)msg, strlen(msg), out,
-                &len) != NULL &&
-           len == 32;
+    return aws_hmac_sha256(key, key_len, msg, strlen(msg), out) == 0;
 }
 
 /* The signing key chain, then the signature of string_to_sign. Wipes every derived key. */
@@ -214,9 +209,9 @@ static bool compute_signature(const char *secret, const char *day, const char *r
               hmac_sha256(k, 32, string_to_sign, sig);
     if (ok)
         to_hex(sig, 32, hex);
-    OPENSSL_cleanse(k_secret, sizeof(k_secret));
-    OPENSSL_cleanse(k, sizeof(k));
-    OPENSSL_cleanse(sig, sizeof(sig));
+    aws_cleanse(k_secret, sizeof(k_secret));
+    aws_cleanse(k, sizeof(k));
+    aws_cleanse(sig, sizeof(sig));
     return ok;
 }
 
@@ -753,6 +748,9 @@ static int prepare(sig_ctx *c, sp_err *err)
     c->day[8] = '\0';
     snprintf(c->expires, sizeof(c->expires), "%u",
              c->how->expires_s ? (unsigned)c->how->expires_s : DEFAULT_EXPIRES);
+    int rc = aws_crypto_ready(err);
+    if (rc)
+        return rc;
     if (aws_sha256_hex(c->req->body, c->req->body_len, c->payload_hash))
         return sp_err_set(err, SP_E_INTERNAL, "cannot sign: SHA-256 failed in libcrypto");
     sbuf scope = {0}, cred = {0};
@@ -927,5 +925,5 @@ void aws_signed_free(aws_signed *s)
     free_secret(s->presigned_url);
     free(s->authorization);
     free_secret(s->security_token);
-    OPENSSL_cleanse(s, sizeof(*s));
+    aws_cleanse(s, sizeof(*s));
 }

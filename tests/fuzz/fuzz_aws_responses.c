@@ -149,7 +149,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ctx.cfg_status = aws_config_load(&host, &ctx.cfg, &ctx.cfg_err);
         ctx.max_attempts = 2;
         ctx.backoff_base_ms = 0;
-        xmlInitParser();
     }
     current = (script){(const char *)data, size, 0};
     run_all(&ctx);

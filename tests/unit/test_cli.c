@@ -238,10 +238,11 @@ static void test_dispatch(void **state)
     expect(sk("ofers H100", 1), 2, "did you mean offers?");
     expect(sk("p", 1), 2, "ambiguous"); /* plan, providers */
     expect(sk("acc", 0), 0, "H100-NVL");     /* unique prefix */
-    expect(sk("--version", 0), 0, "provider ABI 1.0");
+    expect(sk("--version", 0), 0, "provider ABI 1.1");
     expect(sk("", 1), 2, "usage: skypool");
-    const char *cmds[] = {"offers", "plan", "validate", "providers", "catalog", "accelerators"};
-    for (size_t i = 0; i < 6; i++) {
+    const char *cmds[] = {"offers", "plan",  "quota",     "up",      "status",      "down",
+                          "ls",     "validate", "check", "providers", "catalog", "accelerators"};
+    for (size_t i = 0; i < 12; i++) {
         char args[64];
         snprintf(args, sizeof(args), "%s --help", cmds[i]);
         expect(sk(args, 0), 0, "usage: skypool");
