@@ -355,9 +355,13 @@ static int column_u32(parser *p, char **cols, int col, uint32_t *out)
                       QUOTE_MAX, cols[col]);
 }
 
+static bool price_fits(double price);
+
 static int column_price(parser *p, char **cols, int col, double *out)
 {
-    if (parse_price(cols[col], out))
+    /* Refused here too: what the writer could not write back (999999999.9999999 rounds up
+     * to a billion), so a catalog read is always a catalog that can be written. */
+    if (parse_price(cols[col], out) && price_fits(*out))
         return SP_OK;
     return parse_fail(p, "column '%s' is '%.*s', expected USD per hour such as 12.5, or '-'",
                       column_names[col], QUOTE_MAX, cols[col]);

@@ -669,6 +669,9 @@ static const bad_file bad_files[] = {
     {HEAD COLS "a\tL4\t1\t1\t1\t1\t1e3\t1\tr\tz\tx86_64\n", 4, "column 'price' is '1e3'"},
     {HEAD COLS "a\tL4\t1\t1\t1\t1\t1234567890\t1\tr\tz\tx86_64\n", 4, "column 'price' is"},
     {HEAD COLS "a\tL4\t1\t1\t1\t1\t1\tnan\tr\tz\tx86_64\n", 4, "column 'spot_price' is 'nan'"},
+    /* Found by fuzz_catalog: it rounds, at 6 decimals, to a billion, which cannot be written. */
+    {HEAD COLS "a\tL4\t1\t1\t1\t1\t999999999.9999999\t0.00001\tr\tz\tx86_64\n", 4,
+     "column 'price' is '999999999.9999999'"},
     {HEAD COLS "a\tL4\t1\t1\t1\t1\t1\t1\tr\tz\n", 4, "expected 11 tab-separated columns, found 10"},
     {HEAD COLS "a\tL4\t1\t1\t1\t1\t1\t1\tr\tz\tx86_64\textra\n", 4, "found 12"},
     {HEAD COLS "a\tL4\t1\t1\t1\t1\t1\t1\tr\t\tx86_64\n", 4, "column 'zone' is empty"},
