@@ -34,6 +34,7 @@ typedef struct sp_up_opts {
     unsigned parallel;       /* concurrent launches (default 16) */
     unsigned wait_s;         /* how long to wait for nodes to run (default 600) */
     bool check_quota;        /* ask providers for quota first (default on) */
+    bool wait_ssh;           /* then wait until VM nodes answer on their SSH port */
     sp_event_fn on_event;
     void *event_ctx;
     volatile int *interrupted; /* set by a signal handler: launch no more */
@@ -41,6 +42,7 @@ typedef struct sp_up_opts {
 
 typedef struct sp_up_result {
     unsigned wanted, running, launched_now, adopted, failed;
+    unsigned reachable;      /* answered on SSH (when wait_ssh) */
     double hourly_usd;       /* the pool's nodes, summed */
     bool nothing_to_do;      /* the pool was complete already */
     bool interrupted;

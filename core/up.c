@@ -8,7 +8,13 @@
 
 #include "util.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
 #include <pthread.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -396,6 +402,63 @@ static int wait_running(up_run *u, sp_node_row *rows, sp_err *err)
     }
 }
 
+/* Whether host:port accepts a TCP connection within timeout_ms. */
+static bool port_open(const char *host, unsigned port, int timeout_ms)
+{
+    char service[8];
+    snprintf(service, sizeof(service), "%u", port);
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai = NULL;
+    if (getaddrinfo(host, service, &hints, &ai) != 0 || !ai)
+        return false;
+    int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    bool open_ = false;
+    if (fd >= 0) {
+        int rc = connect(fd, ai->ai_addr, ai->ai_addrlen);
+        struct pollfd p = {fd, POLLOUT, 0};
+        int soerr = 0;
+        socklen_t len = sizeof(soerr);
+        open_ = rc == 0 || (errno == EINPROGRESS && poll(&p, 1, timeout_ms) == 1 &&
+                            getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == 0 && !soerr);
+        close(fd);
+    }
+    freeaddrinfo(ai);
+    return open_;
+}
+
+/* VM nodes are ready for the node check when their SSH port answers. */
+static unsigned wait_ssh(up_run *u, sp_node_row *rows)
+{
+    unsigned wait_s = u->opts->wait_s ? u->opts->wait_s : DEFAULT_WAIT_S, ready = 0;
+    time_t until = time(NULL) + (time_t)wait_s;
+    bool *done = calloc(u->pool->nodes, sizeof(*done));
+    for (bool first = true; done && (first || time(NULL) < until); first = false) {
+        unsigned left = 0;
+        for (unsigned i = 0; i < u->pool->nodes; i++) {
+            const sp_plugin *p = sp_registry_find(u->reg, rows[i].provider);
+            if (done[i] || !alive(&rows[i]) || !p || !p->table.ssh_target)
+                continue;
+            sp_node n = {.struct_size = sizeof(n)};
+            snprintf(n.id, sizeof(n.id), "%s", rows[i].cloud_id);
+            snprintf(n.public_ip, sizeof(n.public_ip), "%s", rows[i].public_ip);
+            snprintf(n.private_ip, sizeof(n.private_ip), "%s", rows[i].private_ip);
+            sp_ssh_target t;
+            sp_err err;
+            if (p->table.ssh_target(p->ctx, &n, &t, &err) == SP_OK &&
+                port_open(t.host, t.port, 2000)) {
+                done[i] = true;
+                ready++;
+                emit(u, SP_EV_RUNNING, (int)i, &rows[i], "answers on SSH");
+            } else
+                left++;
+        }
+        if (!left)
+            break;
+        sleep(2);
+    }
+    free(done);
+    return ready;
+}
+
 static int launch_missing(up_run *u, sp_node_row *rows, sp_err *err)
 {
     unsigned *todo = calloc(u->pool->nodes, sizeof(*todo));
@@ -456,6 +519,8 @@ int sp_up(sp_registry *reg, sp_state *st, const sp_pool *pool, const sp_up_opts 
         if (!rc && res->launched_now)
             rc = wait_running(&u, rows, err);
     }
+    if (!rc && opts->wait_ssh)
+        res->reachable = wait_ssh(&u, rows);
     if (rows)
         settle(&u, rows, res);
     free(rows);

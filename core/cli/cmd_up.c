@@ -81,13 +81,14 @@ static void after_interrupt(sp_registry *reg, sp_state *st, const sp_pool *pool,
 static int report(const up_args *a, const sp_pool *pool, const sp_up_result *r)
 {
     if (a->json) {
-        cli_print_json(json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:f, s:b, s:b}", "event",
+        cli_print_json(json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:f, s:b, s:b, s:I}", "event",
                                  "done", "pool", pool->name, "wanted", (json_int_t)r->wanted,
                                  "running", (json_int_t)r->running, "launched",
                                  (json_int_t)r->launched_now, "adopted",
                                  (json_int_t)r->adopted, "failed", (json_int_t)r->failed,
                                  "hourly_usd", r->hourly_usd, "nothing_to_do", r->nothing_to_do,
-                                 "interrupted", r->interrupted));
+                                 "interrupted", r->interrupted, "reachable",
+                                 (json_int_t)r->reachable));
     } else if (r->nothing_to_do) {
         printf("pool %s is complete: %u node%s running, $%.2f/h; nothing to do\n", pool->name,
                r->running, r->running == 1 ? "" : "s", r->hourly_usd);
@@ -96,8 +97,9 @@ static int report(const up_args *a, const sp_pool *pool, const sp_up_result *r)
                pool->name, r->running, r->wanted, r->wanted == 1 ? "" : "s", r->launched_now,
                r->adopted, r->hourly_usd);
         if (!a->no_bootstrap && r->running)
-            printf("note: the node check is not built yet: the nodes' GPUs were not checked "
-                   "(use --no-bootstrap to say you know)\n");
+            printf("%u of %u answer on SSH; note: the node check is not built yet, so the "
+                   "nodes' GPUs were not checked (--no-bootstrap stops at running)\n",
+                   r->reachable, r->running);
     }
     if (r->running == r->wanted)
         return EXIT_OK;
@@ -133,8 +135,8 @@ static int run(const up_args *a)
     cli_progress_init(&prog, a->json, pool->nodes);
     struct sigaction sa = {.sa_handler = on_sigint}, old;
     sigaction(SIGINT, &sa, &old);
-    sp_up_opts opts = {a->parallel, a->wait_s, !a->no_quota, cli_progress_event, &prog,
-                       (volatile int *)&interrupted};
+    sp_up_opts opts = {a->parallel, a->wait_s, !a->no_quota, !a->no_bootstrap,
+                       cli_progress_event, &prog, (volatile int *)&interrupted};
     sp_up_result res;
     int up = sp_up(&reg, st, pool, &opts, &res, &err);
     sigaction(SIGINT, &old, NULL);
@@ -170,7 +172,7 @@ const sp_cmd cmd_up = {
     "\n"
     "  --yes             answer every confirmation (needed without a terminal)\n"
     "  --json            one JSON event per line\n"
-    "  --no-bootstrap    stop at running: do not run the node check\n"
+    "  --no-bootstrap    stop at running: do not wait for SSH nor run the node check\n"
     "  --no-quota-check  do not ask providers for quota first\n"
     "  --parallel N      launches at once (default 16)\n"
     "  --wait S          seconds to wait for nodes to run (default 600)\n"

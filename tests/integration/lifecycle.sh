@@ -163,6 +163,26 @@ fi
 "$bin" down quota --yes >/dev/null 2>&1 || bad "down quota"
 quotas_set us-east-1 L-417A185B 100000
 
+# --- Ctrl-C: launching stops, what exists is kept and tracked ---------------------------------
+proxy_reset
+proxy_rules '[{"action": "RunInstances", "effect": "delay", "delay_ms": 700}]'
+pool intr 6 on-demand "us-east-1"
+"$bin" up "$work/intr.yaml" --yes --no-bootstrap --parallel 1 >"$work/intr.log" 2>&1 &
+pid=$!
+sleep 2
+kill -INT "$pid"
+rc=0
+wait "$pid" || rc=$?
+proxy_reset
+tracked=$("$bin" status intr --json | "$SP_PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["running"])')
+if grep -q 'kept what was launched' "$work/intr.log" && [ "$rc" -eq 7 ] &&
+   [ "$tracked" -ge 1 ] && [ "$tracked" -lt 6 ] && [ "$(moto_check alive intr)" = "$tracked" ]; then
+  ok "Ctrl-C: stopped at $tracked of 6, all of them tracked"
+else
+  bad "Ctrl-C (rc $rc, tracked $tracked, in moto $(moto_check alive intr))" "$(cat "$work/intr.log")"
+fi
+"$bin" down intr --yes >/dev/null 2>&1 || bad "down intr"
+
 # --- Bad input ------------------------------------------------------------------------------
 printf 'name: x\nnodez: 2\nresources: {accelerators: H100:8}\n' >"$work/bad.yaml"
 rc=0; out=$("$bin" up "$work/bad.yaml" --yes 2>&1) || rc=$?
