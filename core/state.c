@@ -225,6 +225,56 @@ static void col_text(sqlite3_stmt *s, int i, char *buf, size_t size)
     snprintf(buf, size, "%s", t ? (const char *)t : "");
 }
 
+/* Steps a query, hands each row to read (into a scratch row of row_size) and then to fn, and
+ * finalizes the statement. */
+typedef void (*read_fn)(sqlite3_stmt *s, void *row);
+typedef int (*row_fn)(void *ctx, const void *row);
+
+static int each_row(stmt *q, read_fn read, size_t row_size, row_fn fn, void *ctx, sp_err *err)
+{
+    void *row = malloc(row_size);
+    int rc = row ? SP_OK : sp_err_set(err, SP_E_NOMEM, "out of memory");
+    int step = SQLITE_DONE;
+    while (!rc && (step = sqlite3_step(q->s)) == SQLITE_ROW) {
+        read(q->s, row);
+        rc = fn(ctx, row);
+    }
+    if (!rc && step != SQLITE_DONE)
+        rc = db_fail(q->st, step, q->what, err);
+    free(row);
+    sqlite3_finalize(q->s);
+    return rc;
+}
+
+/* Each public callback type, called through a typed adapter rather than a cast. */
+struct pool_cb {
+    sp_pool_fn fn;
+    void *ctx;
+};
+struct node_cb {
+    sp_node_fn fn;
+    void *ctx;
+};
+struct op_cb {
+    sp_op_fn fn;
+    void *ctx;
+};
+
+static int deliver_pool(void *c, const void *row)
+{
+    return ((struct pool_cb *)c)->fn(((struct pool_cb *)c)->ctx, row);
+}
+
+static int deliver_node(void *c, const void *row)
+{
+    return ((struct node_cb *)c)->fn(((struct node_cb *)c)->ctx, row);
+}
+
+static int deliver_op(void *c, const void *row)
+{
+    return ((struct op_cb *)c)->fn(((struct op_cb *)c)->ctx, row);
+}
+
 /* ---- Pools --------------------------------------------------------------------------------- */
 
 static void new_pool_id(char id[SP_POOL_ID_LEN + 1])
@@ -262,8 +312,9 @@ int sp_state_pool_create(sp_state *st, const char *name, const char *path, unsig
     return run(&q, err);
 }
 
-static void read_pool(sqlite3_stmt *s, sp_pool_row *r)
+static void read_pool(sqlite3_stmt *s, void *row)
 {
+    sp_pool_row *r = row;
     memset(r, 0, sizeof(*r));
     col_text(s, 0, r->id, sizeof(r->id));
     col_text(s, 1, r->name, sizeof(r->name));
@@ -324,17 +375,8 @@ int sp_state_pools(sp_state *st, sp_pool_fn fn, void *ctx, sp_err *err)
     stmt q;
     int rc = prepare(st, &q, "SELECT " POOL_COLUMNS " FROM pools ORDER BY name",
                      "listing pools", err);
-    int step = SQLITE_DONE;
-    while (!rc && (step = sqlite3_step(q.s)) == SQLITE_ROW) {
-        sp_pool_row r;
-        read_pool(q.s, &r);
-        rc = fn(ctx, &r);
-    }
-    if (!rc && step != SQLITE_DONE)
-        rc = db_fail(st, step, q.what, err);
-    if (q.s)
-        sqlite3_finalize(q.s);
-    return rc;
+    struct pool_cb cb = {fn, ctx};
+    return rc ? rc : each_row(&q, read_pool, sizeof(sp_pool_row), deliver_pool, &cb, err);
 }
 
 /* ---- Nodes --------------------------------------------------------------------------------- */
@@ -368,8 +410,9 @@ int sp_state_node_put(sp_state *st, const sp_node_row *r, sp_err *err)
     return run(&q, err);
 }
 
-static void read_node(sqlite3_stmt *s, sp_node_row *r)
+static void read_node(sqlite3_stmt *s, void *row)
 {
+    sp_node_row *r = row;
     memset(r, 0, sizeof(*r));
     col_text(s, 0, r->pool_id, sizeof(r->pool_id));
     r->idx = (unsigned)sqlite3_column_int(s, 1);
@@ -393,19 +436,11 @@ int sp_state_nodes(sp_state *st, const char *pool_id, sp_node_fn fn, void *ctx, 
     stmt q;
     int rc = prepare(st, &q, "SELECT " NODE_COLUMNS " FROM nodes WHERE pool_id = ? ORDER BY idx",
                      "listing nodes", err);
-    int step = SQLITE_DONE;
-    if (!rc)
-        bind_text(&q, 1, pool_id);
-    while (!rc && (step = sqlite3_step(q.s)) == SQLITE_ROW) {
-        sp_node_row r;
-        read_node(q.s, &r);
-        rc = fn(ctx, &r);
-    }
-    if (!rc && step != SQLITE_DONE)
-        rc = db_fail(st, step, q.what, err);
-    if (q.s)
-        sqlite3_finalize(q.s);
-    return rc;
+    if (rc)
+        return rc;
+    bind_text(&q, 1, pool_id);
+    struct node_cb cb = {fn, ctx};
+    return each_row(&q, read_node, sizeof(sp_node_row), deliver_node, &cb, err);
 }
 
 /* ---- Journal ------------------------------------------------------------------------------- */
@@ -452,8 +487,9 @@ int sp_state_op_end(sp_state *st, int64_t id, const char *outcome, const char *c
     return run(&q, err);
 }
 
-static void read_op(sqlite3_stmt *s, sp_op_row *r)
+static void read_op(sqlite3_stmt *s, void *row)
 {
+    sp_op_row *r = row;
     memset(r, 0, sizeof(*r));
     r->id = sqlite3_column_int64(s, 0);
     col_text(s, 1, r->pool_id, sizeof(r->pool_id));
@@ -478,17 +514,9 @@ int sp_state_ops_unfinished(sp_state *st, const char *pool_id, sp_op_fn fn, void
                      " started_at, finished_at, outcome, detail FROM ops"
                      " WHERE pool_id = ? AND finished_at = 0 ORDER BY id",
                      "reading the journal", err);
-    int step = SQLITE_DONE;
-    if (!rc)
-        bind_text(&q, 1, pool_id);
-    while (!rc && (step = sqlite3_step(q.s)) == SQLITE_ROW) {
-        sp_op_row r;
-        read_op(q.s, &r);
-        rc = fn(ctx, &r);
-    }
-    if (!rc && step != SQLITE_DONE)
-        rc = db_fail(st, step, q.what, err);
-    if (q.s)
-        sqlite3_finalize(q.s);
-    return rc;
+    if (rc)
+        return rc;
+    bind_text(&q, 1, pool_id);
+    struct op_cb cb = {fn, ctx};
+    return each_row(&q, read_op, sizeof(sp_op_row), deliver_op, &cb, err);
 }

@@ -418,6 +418,10 @@ static int perform(const call *c, char **body, size_t *body_len, aws_error *e, s
         else
             parse_xml_error(resp.body, resp.body_len, resp.status, e);
         ctx->host->http_response_free(ctx->host, &resp);
+        if (e->cls == AWS_ERR_AUTH) /* which credentials were refused, never what they are */
+            return sp_err_set(err, SP_E_AUTH, "%s %s in %s: %s: %s (credentials from %s)",
+                              c->service, c->action, c->region, e->code, e->message,
+                              ctx->cfg.creds.source);
         if (!retryable(c, e) || last)
             return aws_fail(err, aws_class_status(e->cls), c->service, c->action, c->region, e);
         sleep_ms(jitter_ms(attempt, ctx));

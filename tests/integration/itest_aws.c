@@ -377,6 +377,7 @@ static void test_error_classes(void **state)
     rules("[{\"action\": \"RunInstances\", \"effect\": \"error\", \"code\": \"UnauthorizedOperation\"}]");
     assert_int_equal(launch("itest-e", "use1-az4", SP_MARKET_ON_DEMAND, "t4", &node, &err),
                      SP_E_AUTH);
+    assert_non_null(strstr(err.msg, "(credentials from environment (AWS_ACCESS_KEY_ID))"));
     rules("[{\"action\": \"RunInstances\", \"effect\": \"error\", \"code\": \"Unsupported\"}]");
     assert_int_equal(launch("itest-e", "use1-az4", SP_MARKET_ON_DEMAND, "t5", &node, &err),
                      SP_E_CAPACITY);

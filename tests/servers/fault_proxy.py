@@ -42,6 +42,8 @@ import urllib.parse
 import uuid
 from xml.sax.saxutils import escape
 
+from serving import run
+
 # Status codes AWS sends with each EC2 error code (docs/aws-quotas.md lists the evidence).
 EC2_ERRORS = {
     "InsufficientInstanceCapacity": (
@@ -441,44 +443,6 @@ class Server(http.server.ThreadingHTTPServer):
             pass
 
 
-def pid_alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def run(server, args, name):
-    """Serves until SIGTERM/SIGINT, the lifetime, the idle limit or the watched pid ends it."""
-    stop = lambda *_: threading.Thread(target=server.shutdown, daemon=True).start()
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
-    started = time.monotonic()
-
-    def watchdog():
-        while True:
-            time.sleep(0.25)
-            elapsed = time.monotonic() - started
-            if (args.lifetime and elapsed > args.lifetime) or \
-                    (args.idle and time.monotonic() - server.last_activity > args.idle) or \
-                    (args.watch_pid and not pid_alive(args.watch_pid)):
-                sys.stderr.write("%s: stopping after %.0f s\n" % (name, elapsed))
-                server.shutdown()
-                return
-
-    threading.Thread(target=watchdog, daemon=True).start()
-    port = server.server_address[1]
-    if args.port_file:
-        tmp = args.port_file + ".tmp"
-        with open(tmp, "w") as f:
-            f.write("%d\n" % port)
-        os.replace(tmp, args.port_file)
-    print(port, flush=True)
-    server.serve_forever(poll_interval=0.2)
-    server.server_close()
 
 
 def main():

@@ -38,6 +38,8 @@ import time
 import urllib.parse
 import uuid
 
+from serving import run
+
 TARGET_PREFIX = "ServiceQuotasV20190624."
 JSON_TYPE = "application/x-amz-json-1.1"
 SERVICE_CODE = "ec2"
@@ -614,44 +616,6 @@ class Server(http.server.ThreadingHTTPServer):
         self.last_activity = time.monotonic()
 
 
-def pid_alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def run(server, args, name):
-    """Serves until SIGTERM/SIGINT, the lifetime, the idle limit or the watched pid ends it."""
-    stop = lambda *_: threading.Thread(target=server.shutdown, daemon=True).start()
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
-    started = time.monotonic()
-
-    def watchdog():
-        while True:
-            time.sleep(0.25)
-            elapsed = time.monotonic() - started
-            if (args.lifetime and elapsed > args.lifetime) or \
-                    (args.idle and time.monotonic() - server.last_activity > args.idle) or \
-                    (args.watch_pid and not pid_alive(args.watch_pid)):
-                sys.stderr.write("%s: stopping after %.0f s\n" % (name, elapsed))
-                server.shutdown()
-                return
-
-    threading.Thread(target=watchdog, daemon=True).start()
-    port = server.server_address[1]
-    if args.port_file:
-        tmp = args.port_file + ".tmp"
-        with open(tmp, "w") as f:
-            f.write("%d\n" % port)
-        os.replace(tmp, args.port_file)
-    print(port, flush=True)
-    server.serve_forever(poll_interval=0.2)
-    server.server_close()
 
 
 def common_args(parser):
