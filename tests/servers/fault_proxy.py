@@ -42,7 +42,7 @@ import urllib.parse
 import uuid
 from xml.sax.saxutils import escape
 
-from serving import run
+from serving import read_body, run
 
 # Status codes AWS sends with each EC2 error code (docs/aws-quotas.md lists the evidence).
 EC2_ERRORS = {
@@ -218,18 +218,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             sys.stderr.write("fault_proxy: " + fmt % args + "\n")
 
     def read_body(self):
-        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            chunks = []
-            while True:
-                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
-                if size == 0:
-                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
-                        pass
-                    return b"".join(chunks)
-                chunks.append(self.rfile.read(size))
-                self.rfile.readline()
-        length = int(self.headers.get("Content-Length") or 0)
-        return self.rfile.read(length) if length else b""
+        return read_body(self)
 
     def answer(self, status, headers, body, reason=None):
         self.send_response(status, reason)

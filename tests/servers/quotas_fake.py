@@ -38,7 +38,7 @@ import time
 import urllib.parse
 import uuid
 
-from serving import run
+from serving import read_body, run
 
 TARGET_PREFIX = "ServiceQuotasV20190624."
 JSON_TYPE = "application/x-amz-json-1.1"
@@ -429,18 +429,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             sys.stderr.write("quotas_fake: " + fmt % args + "\n")
 
     def read_body(self):
-        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            chunks = []
-            while True:
-                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
-                if size == 0:
-                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
-                        pass
-                    return b"".join(chunks)
-                chunks.append(self.rfile.read(size))
-                self.rfile.readline()
-        length = int(self.headers.get("Content-Length") or 0)
-        return self.rfile.read(length) if length else b""
+        return read_body(self)
 
     def send(self, status, body, content_type, extra=()):
         self.send_response(status)

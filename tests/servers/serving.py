@@ -8,6 +8,22 @@ import threading
 import time
 
 
+def read_body(handler):
+    """The request body: by Content-Length, or chunked."""
+    if "chunked" in handler.headers.get("Transfer-Encoding", "").lower():
+        chunks = []
+        while True:
+            size = int(handler.rfile.readline().split(b";")[0].strip() or b"0", 16)
+            if size == 0:
+                while handler.rfile.readline() not in (b"\r\n", b"\n", b""):
+                    pass
+                return b"".join(chunks)
+            chunks.append(handler.rfile.read(size))
+            handler.rfile.readline()
+    length = int(handler.headers.get("Content-Length") or 0)
+    return handler.rfile.read(length) if length else b""
+
+
 def pid_alive(pid):
     try:
         os.kill(pid, 0)
