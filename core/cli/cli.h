@@ -94,5 +94,7 @@ int cli_open_state(sp_state **st);
 
 /* Prints JSON (indented) to stdout and frees it. */
 int cli_print_json(json_t *j);
+/* One JSON object on one line (event streams), then frees it. */
+int cli_print_json_line(json_t *j);
 
 #endif

@@ -48,7 +48,7 @@ static int down_exec(int argc, char **argv)
     if (rc)
         rc = cli_fail(cli_exit_code(rc), "%s", err.msg);
     else if (json)
-        rc = cli_print_json(json_pack("{s:s, s:s, s:I}", "event", "down", "pool", name,
+        rc = cli_print_json_line(json_pack("{s:s, s:s, s:I}", "event", "down", "pool", name,
                                       "terminated", (json_int_t)res.terminated));
     else
         printf("pool %s is down: %u node%s terminated\n", name, res.terminated,

@@ -81,7 +81,7 @@ static void after_interrupt(sp_registry *reg, sp_state *st, const sp_pool *pool,
 static int report(const up_args *a, const sp_pool *pool, const sp_up_result *r)
 {
     if (a->json) {
-        cli_print_json(json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:f, s:b, s:b, s:I}", "event",
+        cli_print_json_line(json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:f, s:b, s:b, s:I}", "event",
                                  "done", "pool", pool->name, "wanted", (json_int_t)r->wanted,
                                  "running", (json_int_t)r->running, "launched",
                                  (json_int_t)r->launched_now, "adopted",

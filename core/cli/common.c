@@ -150,7 +150,7 @@ int cli_print_json(json_t *j)
 {
     if (!j)
         return cli_fail(EXIT_FAILURE_, "out of memory building JSON");
-    int rc = json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    int rc = json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
     fputc('\n', stdout);
     json_decref(j);
     return rc == 0 ? EXIT_OK : EXIT_FAILURE_;
@@ -162,4 +162,15 @@ int cli_open_state(sp_state **st)
     if (sp_state_open(NULL, st, &err) != SP_OK)
         return cli_fail(EXIT_FAILURE_, "%s", err.msg);
     return EXIT_OK;
+}
+
+int cli_print_json_line(json_t *j)
+{
+    if (!j)
+        return cli_fail(EXIT_FAILURE_, "out of memory building JSON");
+    int rc = json_dumpf(j, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
+    fputc('\n', stdout);
+    fflush(stdout);
+    json_decref(j);
+    return rc == 0 ? EXIT_OK : EXIT_FAILURE_;
 }

@@ -47,12 +47,7 @@ static void json_event(const sp_event *ev)
                                             r->cloud_id, "attempt", (json_int_t)r->attempt));
     if (ev->text)
         json_object_set_new(j, "message", json_string(ev->text));
-    char *s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
-    if (s)
-        printf("%s\n", s);
-    free(s);
-    json_decref(j);
-    fflush(stdout);
+    cli_print_json_line(j);
 }
 
 static void plain_event(const sp_event *ev)

@@ -163,6 +163,31 @@ fi
 "$bin" down quota --yes >/dev/null 2>&1 || bad "down quota"
 quotas_set us-east-1 L-417A185B 100000
 
+# --- Progress: JSON events for scripts, live lines on a terminal -------------------------------
+pool events 2 on-demand "us-east-1"
+if out=$("$bin" up "$work/events.yaml" --yes --no-bootstrap --json 2>&1) &&
+   [ "$(printf '%s\n' "$out" | "$SP_PYTHON" -c '
+import json, sys
+lines = [json.loads(l) for l in sys.stdin if l.strip().startswith("{")]
+launched = sorted(e["node"] for e in lines if e.get("event") == "launched")
+done = [e for e in lines if e.get("event") == "done"]
+print(launched == [0, 1] and len(done) == 1 and done[0]["running"] == 2)')" = True ]; then
+  ok "up --json: one event per line, launched 0 and 1, done with 2 running"
+else
+  bad "up --json" "$out"
+fi
+"$bin" down events --yes >/dev/null 2>&1 || bad "down events"
+pool tty 2 on-demand "us-east-1"
+out=$(script -qec "'$bin' up '$work/tty.yaml' --yes --no-bootstrap" /dev/null 2>&1) || true
+if printf '%s' "$out" | grep -q "$(printf '\033')\[2Knode 0 " &&
+   printf '%s' "$out" | grep -q 'launched.*aws.*us-east-1.*p5.48xlarge' &&
+   printf '%s' "$out" | grep -q 'pool tty: 2 of 2 nodes running'; then
+  ok "up on a terminal: one live line per node, redrawn in place"
+else
+  bad "up on a terminal" "$out"
+fi
+"$bin" down tty --yes >/dev/null 2>&1 || bad "down tty"
+
 # --- Ctrl-C: launching stops, what exists is kept and tracked ---------------------------------
 proxy_reset
 proxy_rules '[{"action": "RunInstances", "effect": "delay", "delay_ms": 700}]'
