@@ -8,10 +8,6 @@ set -eu
 build=${SKYPOOL_BUILD_DIR:?}
 bin=${SKYPOOL_BIN:?}
 
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); echo "ok - $1"; }
-bad() { failed=$((failed + 1)); echo "FAIL - $1" >&2; [ $# -lt 2 ] || printf '%s\n' "$2" >&2; }
 
 aws_test_env
 # botocore lives in the Python that runs moto_server.
@@ -106,5 +102,4 @@ else
   bad "itest_aws_calls" "$out"
 fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+sp_summary

@@ -6,17 +6,6 @@
 set -eu
 . "${SKYPOOL_SOURCE_DIR:?}/tests/servers/harness.sh"
 
-passed=0
-failed=0
-ok() {
-  passed=$((passed + 1))
-  echo "ok - $1"
-}
-bad() {
-  failed=$((failed + 1))
-  echo "FAIL - $1" >&2
-  [ $# -lt 2 ] || printf '%s\n' "$2" | sed 's/^/    /' >&2
-}
 
 # py EXPR JSON: evaluates a Python expression over the JSON document d.
 py() {
@@ -268,5 +257,4 @@ else
   bad "wire checks" "$wire"
 fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+sp_summary

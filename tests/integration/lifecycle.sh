@@ -6,10 +6,6 @@ set -eu
 . "${SKYPOOL_SOURCE_DIR:?}/tests/servers/harness.sh"
 build=${SKYPOOL_BUILD_DIR:?}
 bin=${SKYPOOL_BIN:?}
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); echo "ok - $1"; }
-bad() { failed=$((failed + 1)); echo "FAIL - $1" >&2; [ $# -lt 2 ] || printf '%s\n' "$2" >&2; }
 
 aws_test_env
 PY_AWS=$(sed -n '1s/^#! *//p' "$(sp_find_pyenv_tool moto_server)")
@@ -256,5 +252,4 @@ else
 fi
 [ "$(moto_check alive cap)" = 0 ] || bad "the locked run launched something"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+sp_summary

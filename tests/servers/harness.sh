@@ -300,3 +300,21 @@ proxy_reset() {  # [PREFIX]: no rules, empty log
   sp_http DELETE "$(proxy_url "${1:-PROXY}")/__fault__/rules" >/dev/null &&
     sp_http DELETE "$(proxy_url "${1:-PROXY}")/__fault__/log" >/dev/null
 }
+
+# Test results: ok NAME, bad NAME [DETAIL], then sp_summary prints the closing line
+# "N passed, N failed" and fails when anything did.
+passed=0
+failed=0
+ok() {
+  passed=$((passed + 1))
+  echo "ok - $1"
+}
+bad() {
+  failed=$((failed + 1))
+  echo "FAIL - $1" >&2
+  [ $# -lt 2 ] || printf '%s\n' "$2" | sed 's/^/    /' >&2
+}
+sp_summary() {
+  echo "$passed passed, $failed failed"
+  [ "$failed" -eq 0 ]
+}
