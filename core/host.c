@@ -56,6 +56,14 @@ const char *sp_plugin_default_dir(void)
     return running_from_build_tree() ? SKYPOOL_BUILD_PLUGIN_DIR : SKYPOOL_PLUGIN_INSTALL_DIR;
 }
 
+const char *sp_nodecheck_dir(void)
+{
+    const char *env = getenv("SKYPOOL_NODECHECK_DIR");
+    if (env && *env)
+        return env;
+    return running_from_build_tree() ? SKYPOOL_BUILD_NODECHECK_DIR : SKYPOOL_NODECHECK_INSTALL_DIR;
+}
+
 static host_state *state_of(const sp_host *host)
 {
     return ((sp_registry *)host->opaque)->host_state;

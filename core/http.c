@@ -169,6 +169,10 @@ static void setup(CURL *c, const sp_http_request *req, exchange *x, struct curl_
     }
     if (strcmp(req->method, "HEAD") == 0)
         lc.setopt(c, CURLOPT_NOBODY, 1L);
+    /* A reused connection that dies before the answer makes libcurl send the request again. */
+    bool no_replay = req->struct_size >= offsetof(sp_http_request, flags) + sizeof(req->flags) &&
+                     (req->flags & SP_HTTP_NO_REPLAY);
+    lc.setopt(c, CURLOPT_FRESH_CONNECT, no_replay ? 1L : 0L);
     lc.setopt(c, CURLOPT_HTTPHEADER, hdrs);
     lc.setopt(c, CURLOPT_WRITEFUNCTION, on_body);
     lc.setopt(c, CURLOPT_WRITEDATA, x);

@@ -280,7 +280,7 @@ int sp_reconcile(sp_registry *reg, sp_state *st, const sp_pool_row *pool, sp_eve
 
 /* ---- Teardown ------------------------------------------------------------------------------ */
 
-static int terminate_row(sp_registry *reg, sp_state *st, sp_node_row *r, sp_err *err)
+int sp_node_terminate(sp_registry *reg, sp_state *st, sp_node_row *r, sp_err *err)
 {
     const sp_plugin *p = sp_registry_find(reg, r->provider);
     if (!p || !p->table.terminate)
@@ -327,7 +327,7 @@ static int down_row(void *ctx, const sp_node_row *row)
         return SP_OK;
     sp_node_row r = *row;
     sp_err err = {0};
-    if (terminate_row(d->reg, d->st, &r, &err) == SP_OK) {
+    if (sp_node_terminate(d->reg, d->st, &r, &err) == SP_OK) {
         d->res->terminated++;
         emit(d->on_event, d->event_ctx, SP_EV_TERMINATED, (int)r.idx, &r, NULL);
     } else {

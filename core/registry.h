@@ -27,6 +27,9 @@ typedef struct sp_registry {
 /* Where things are: the build tree when the running binary is the build's, else the install. */
 const char *sp_catalog_dir(void);
 const char *sp_plugin_default_dir(void);
+/* Holds <arch>/skypool-nodecheck for each architecture built: $SKYPOOL_NODECHECK_DIR, else the
+ * build tree or the install's libexec directory. */
+const char *sp_nodecheck_dir(void);
 
 /* Sets up host services (HTTP, logging, catalogs) for the registry. */
 int sp_host_init(sp_registry *reg, sp_err *err);

@@ -35,7 +35,16 @@ static const char schema[] =
     " market TEXT NOT NULL DEFAULT '', price REAL NOT NULL DEFAULT 0,"
     " cloud_id TEXT NOT NULL DEFAULT '', public_ip TEXT NOT NULL DEFAULT '',"
     " private_ip TEXT NOT NULL DEFAULT '', check_verdict TEXT NOT NULL DEFAULT '',"
+    " accel TEXT NOT NULL DEFAULT '', accel_count INTEGER NOT NULL DEFAULT 0,"
+    " accel_mem_mib INTEGER NOT NULL DEFAULT 0,"
     " updated_at INTEGER NOT NULL, PRIMARY KEY (pool_id, idx));"
+    "CREATE TABLE IF NOT EXISTS checks ("
+    " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    " pool_id TEXT NOT NULL REFERENCES pools(id) ON DELETE CASCADE, idx INTEGER NOT NULL,"
+    " cloud_id TEXT NOT NULL DEFAULT '', checked_at INTEGER NOT NULL, verdict TEXT NOT NULL,"
+    " summary TEXT NOT NULL DEFAULT '', workers TEXT NOT NULL DEFAULT '',"
+    " report TEXT NOT NULL DEFAULT '');"
+    "CREATE INDEX IF NOT EXISTS checks_node ON checks (pool_id, idx, id);"
     "CREATE TABLE IF NOT EXISTS ops ("
     " id INTEGER PRIMARY KEY AUTOINCREMENT, pool_id TEXT NOT NULL, node_idx INTEGER NOT NULL,"
     " kind TEXT NOT NULL, provider TEXT NOT NULL, region TEXT NOT NULL,"
@@ -129,6 +138,30 @@ static int exec(sp_state *st, const char *sql, const char *what, sp_err *err)
     return rc == SQLITE_OK ? SP_OK : db_fail(st, rc, what, err);
 }
 
+/* Version 2 added what a node carries (for its check) to nodes; the checks table is new in 2
+ * and made by the schema itself. */
+static int migrate(sp_state *st, sp_err *err)
+{
+    sqlite3_stmt *s = NULL;
+    int version = 0;
+    if (sqlite3_prepare_v2(st->db, "PRAGMA user_version;", -1, &s, NULL) == SQLITE_OK &&
+        sqlite3_step(s) == SQLITE_ROW)
+        version = sqlite3_column_int(s, 0);
+    sqlite3_finalize(s);
+    if (version >= SP_STATE_SCHEMA)
+        return SP_OK;
+    int rc = SP_OK;
+    if (version >= 1)
+        rc = exec(st,
+                  "ALTER TABLE nodes ADD COLUMN accel TEXT NOT NULL DEFAULT '';"
+                  "ALTER TABLE nodes ADD COLUMN accel_count INTEGER NOT NULL DEFAULT 0;"
+                  "ALTER TABLE nodes ADD COLUMN accel_mem_mib INTEGER NOT NULL DEFAULT 0;",
+                  "upgrading the state database to version 2", err);
+    if (!rc)
+        rc = exec(st, "PRAGMA user_version=2;", "recording the schema version", err);
+    return rc;
+}
+
 static int setup_db(sp_state *st, sp_err *err)
 {
     sqlite3_busy_timeout(st->db, busy_ms());
@@ -139,7 +172,7 @@ static int setup_db(sp_state *st, sp_err *err)
     if (!rc)
         rc = exec(st, schema, "creating the tables", err);
     if (!rc)
-        rc = exec(st, "PRAGMA user_version=1;", "recording the schema version", err);
+        rc = migrate(st, err);
     return rc;
 }
 
@@ -383,14 +416,15 @@ int sp_state_pools(sp_state *st, sp_pool_fn fn, void *ctx, sp_err *err)
 
 #define NODE_COLUMNS                                                                            \
     "pool_id, idx, attempt, state, provider, region, zone, instance_type, market, price,"       \
-    " cloud_id, public_ip, private_ip, check_verdict, updated_at"
+    " cloud_id, public_ip, private_ip, check_verdict, updated_at, accel, accel_count,"     \
+    " accel_mem_mib"
 
 int sp_state_node_put(sp_state *st, const sp_node_row *r, sp_err *err)
 {
     stmt q;
     int rc = prepare(st, &q,
                      "INSERT OR REPLACE INTO nodes (" NODE_COLUMNS ")"
-                     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                      "recording a node", err);
     if (rc)
         return rc;
@@ -407,6 +441,9 @@ int sp_state_node_put(sp_state *st, const sp_node_row *r, sp_err *err)
     bind_text(&q, 13, r->private_ip);
     bind_text(&q, 14, r->check);
     sqlite3_bind_int64(q.s, 15, now_s());
+    bind_text(&q, 16, r->accel);
+    sqlite3_bind_int(q.s, 17, (int)r->accel_count);
+    sqlite3_bind_int(q.s, 18, (int)r->accel_mem_mib);
     return run(&q, err);
 }
 
@@ -429,6 +466,9 @@ static void read_node(sqlite3_stmt *s, void *row)
     col_text(s, 12, r->private_ip, sizeof(r->private_ip));
     col_text(s, 13, r->check, sizeof(r->check));
     r->updated_at = sqlite3_column_int64(s, 14);
+    col_text(s, 15, r->accel, sizeof(r->accel));
+    r->accel_count = (unsigned)sqlite3_column_int(s, 16);
+    r->accel_mem_mib = (unsigned)sqlite3_column_int(s, 17);
 }
 
 int sp_state_nodes(sp_state *st, const char *pool_id, sp_node_fn fn, void *ctx, sp_err *err)
@@ -441,6 +481,63 @@ int sp_state_nodes(sp_state *st, const char *pool_id, sp_node_fn fn, void *ctx, 
     bind_text(&q, 1, pool_id);
     struct node_cb cb = {fn, ctx};
     return each_row(&q, read_node, sizeof(sp_node_row), deliver_node, &cb, err);
+}
+
+/* ---- Node checks --------------------------------------------------------------------------- */
+
+int sp_state_check_put(sp_state *st, const sp_check_row *c, sp_err *err)
+{
+    stmt q;
+    int rc = prepare(st, &q,
+                     "INSERT INTO checks (pool_id, idx, cloud_id, checked_at, verdict, summary,"
+                     " workers, report) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                     "recording a node check", err);
+    if (rc)
+        return rc;
+    bind_text(&q, 1, c->pool_id);
+    sqlite3_bind_int(q.s, 2, (int)c->idx);
+    bind_text(&q, 3, c->cloud_id);
+    sqlite3_bind_int64(q.s, 4, c->checked_at ? c->checked_at : now_s());
+    bind_text(&q, 5, c->verdict);
+    bind_text(&q, 6, c->summary);
+    bind_text(&q, 7, c->workers ? c->workers : "");
+    bind_text(&q, 8, c->report ? c->report : "");
+    return run(&q, err);
+}
+
+int sp_state_check_last(sp_state *st, const char *pool_id, unsigned idx, sp_check_row *c,
+                        char **report, sp_err *err)
+{
+    memset(c, 0, sizeof(*c));
+    if (report)
+        *report = NULL;
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(st->db,
+                           "SELECT cloud_id, checked_at, verdict, summary, workers, report"
+                           " FROM checks WHERE pool_id = ? AND idx = ? ORDER BY id DESC LIMIT 1",
+                           -1, &s, NULL) != SQLITE_OK)
+        return db_fail(st, sqlite3_errcode(st->db), "reading node checks", err);
+    sqlite3_bind_text(s, 1, pool_id, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(s, 2, (int)idx);
+    int step = sqlite3_step(s), rc = SP_OK;
+    if (step == SQLITE_ROW) {
+        snprintf(c->pool_id, sizeof(c->pool_id), "%s", pool_id);
+        c->idx = idx;
+        col_text(s, 0, c->cloud_id, sizeof(c->cloud_id));
+        c->checked_at = sqlite3_column_int64(s, 1);
+        col_text(s, 2, c->verdict, sizeof(c->verdict));
+        col_text(s, 3, c->summary, sizeof(c->summary));
+        const unsigned char *w = sqlite3_column_text(s, 4);
+        const unsigned char *r = sqlite3_column_text(s, 5);
+        c->workers_copy = w && *w ? strdup((const char *)w) : NULL;
+        if (report && r && *r)
+            *report = strdup((const char *)r);
+    } else if (step == SQLITE_DONE)
+        rc = sp_err_set(err, SP_E_NOTFOUND, "node %u of the pool has not been checked", idx);
+    else
+        rc = db_fail(st, step, "reading node checks", err);
+    sqlite3_finalize(s);
+    return rc;
 }
 
 /* ---- Journal ------------------------------------------------------------------------------- */

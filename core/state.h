@@ -14,6 +14,7 @@
 typedef struct sp_state sp_state;
 
 #define SP_POOL_ID_LEN 16 /* hex characters */
+#define SP_STATE_SCHEMA 2 /* PRAGMA user_version of the database this code writes */
 
 typedef struct sp_pool_row {
     char id[SP_POOL_ID_LEN + 1];
@@ -39,9 +40,27 @@ typedef struct sp_node_row {
     char cloud_id[128];
     char public_ip[64];
     char private_ip[64];
-    char check[16];       /* node check verdict: "", ok, failed, partial */
+    char check[24];       /* node check verdict: "" (not checked), or a sp_check_row verdict */
     long long updated_at;
+    char accel[32];       /* what the node was bought as: model key, devices, memory each */
+    unsigned accel_count;
+    unsigned accel_mem_mib;
 } sp_node_row;
+
+/* One run of the node check on a node: its verdict, a line for people, the workers it found
+ * (JSON list of {uuid, device, profile}) and the check program's whole report (JSON). */
+typedef struct sp_check_row {
+    char pool_id[SP_POOL_ID_LEN + 1];
+    unsigned idx;
+    char cloud_id[128];
+    long long checked_at;
+    char verdict[24];     /* ok, partial, no_driver, no_device, driver_too_old,
+                             hardware_mismatch, mig_mismatch, test_failed, unreachable, error */
+    char summary[512];
+    const char *workers;  /* in: what to store; NULL = none */
+    const char *report;
+    char *workers_copy;   /* out (check_last): allocated; the caller frees it */
+} sp_check_row;
 
 typedef struct sp_op_row {
     int64_t id;
@@ -79,6 +98,12 @@ int sp_state_pools(sp_state *st, sp_pool_fn fn, void *ctx, sp_err *err);
 int sp_state_node_put(sp_state *st, const sp_node_row *row, sp_err *err);
 typedef int (*sp_node_fn)(void *ctx, const sp_node_row *row);
 int sp_state_nodes(sp_state *st, const char *pool_id, sp_node_fn fn, void *ctx, sp_err *err);
+
+int sp_state_check_put(sp_state *st, const sp_check_row *check, sp_err *err);
+/* The node's latest check (SP_E_NOTFOUND if none); *report, when asked, is the whole report,
+ * allocated (or NULL). */
+int sp_state_check_last(sp_state *st, const char *pool_id, unsigned idx, sp_check_row *check,
+                        char **report, sp_err *err);
 
 /* Journal: op_begin commits the intent (and returns its id) before the cloud call is made;
  * op_end records what came of it. */

@@ -19,7 +19,8 @@ enum {
     EXIT_NO_OFFERS = 4,  /* nothing matches the request */
     EXIT_OVER_BUDGET = 5, /* offers exist, but none within the pool's budget */
     EXIT_QUOTA = 6,       /* every region answered, and no quota has room */
-    EXIT_PARTIAL = 7      /* up: some nodes run, others could not be had */
+    EXIT_PARTIAL = 7,     /* up: some nodes run, others could not be had (or not reached) */
+    EXIT_CHECK = 8        /* up: a node failed its check; check-node: the machine did */
 };
 
 typedef struct sp_cmd {
@@ -30,7 +31,8 @@ typedef struct sp_cmd {
 } sp_cmd;
 
 extern const sp_cmd cmd_offers, cmd_plan, cmd_validate, cmd_providers, cmd_catalog,
-    cmd_accelerators, cmd_quota, cmd_check, cmd_up, cmd_down, cmd_status, cmd_ls;
+    cmd_accelerators, cmd_quota, cmd_check, cmd_check_node, cmd_up, cmd_down, cmd_status,
+    cmd_ls;
 
 /* Prints "skypool: <msg>" to stderr and returns code. */
 __attribute__((format(printf, 2, 3))) int cli_fail(int code, const char *fmt, ...);

@@ -1,6 +1,7 @@
 /* skypool status [POOL] [--refresh]: pools and nodes as the state store (or the clouds) say. */
 #include "cli.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct node_list {
@@ -8,7 +9,27 @@ typedef struct node_list {
     json_t *arr;
     double usd;
     unsigned alive, total;
+    sp_state *st;        /* set: the node checks' summaries are shown too */
+    json_t *checks;      /* text lines, for after the table */
 } node_list;
+
+/* The node's latest check: its summary and workers, into the node's JSON and the text lines. */
+static void add_check(node_list *l, const sp_node_row *r, json_t *node)
+{
+    sp_check_row c;
+    sp_err err;
+    if (!l->st || !r->check[0] ||
+        sp_state_check_last(l->st, r->pool_id, r->idx, &c, NULL, &err) != SP_OK)
+        return;
+    json_t *workers = c.workers_copy ? json_loads(c.workers_copy, 0, NULL) : NULL;
+    json_object_set_new(node, "check_summary", json_string(c.summary));
+    json_object_set_new(node, "checked_at", json_integer(c.checked_at));
+    json_object_set_new(node, "workers", workers ? workers : json_array());
+    char line[700];
+    snprintf(line, sizeof(line), "node %u: %s: %s", r->idx, c.verdict, c.summary);
+    json_array_append_new(l->checks, json_string(line));
+    free(c.workers_copy);
+}
 
 static int add_node(void *ctx, const sp_node_row *r)
 {
@@ -20,14 +41,15 @@ static int add_node(void *ctx, const sp_node_row *r)
                          r->market, price, r->cloud_id, r->public_ip,
                          r->check[0] ? r->check : "-"};
     cli_table_add(l->t, row);
-    json_array_append_new(l->arr,
-                          json_pack("{s:I, s:s, s:s, s:s, s:s, s:s, s:s, s:f, s:s, s:s, s:s, s:s}",
+    json_t *node = json_pack("{s:I, s:s, s:s, s:s, s:s, s:s, s:s, s:f, s:s, s:s, s:s, s:s}",
                                     "node", (json_int_t)r->idx, "state", r->state, "provider",
                                     r->provider, "region", r->region, "zone", r->zone,
                                     "instance_type", r->instance_type, "market", r->market,
                                     "price", r->price, "instance_id", r->cloud_id, "public_ip",
                                     r->public_ip, "private_ip", r->private_ip, "check",
-                                    r->check));
+                                    r->check);
+    add_check(l, r, node);
+    json_array_append_new(l->arr, node);
     bool up = !strcmp(r->state, "running") || !strcmp(r->state, "pending");
     l->alive += up;
     l->usd += up ? r->price : 0;
@@ -39,7 +61,7 @@ static int show_pool(sp_state *st, const sp_pool_row *p, bool json)
 {
     static const char *h[] = {"NODE", "STATE", "PROVIDER", "REGION", "ZONE", "INSTANCE",
                               "MARKET", "$/H", "ID", "PUBLIC IP", "CHECK"};
-    node_list l = {cli_table_new(11, h), json_array(), 0, 0, 0};
+    node_list l = {cli_table_new(11, h), json_array(), 0, 0, 0, st, json_array()};
     sp_err err = {0};
     int rc = sp_state_nodes(st, p->id, add_node, &l, &err);
     if (rc)
@@ -55,9 +77,14 @@ static int show_pool(sp_state *st, const sp_pool_row *p, bool json)
                l.alive, p->nodes_wanted, p->nodes_wanted == 1 ? "" : "s", l.usd);
         if (l.total)
             cli_table_print(l.t, stdout);
+        size_t i;
+        json_t *line;
+        json_array_foreach(l.checks, i, line)
+            printf("%s\n", json_string_value(line));
     }
     cli_table_free(l.t);
     json_decref(l.arr);
+    json_decref(l.checks);
     return rc;
 }
 
@@ -70,7 +97,8 @@ typedef struct pool_list {
 static int add_pool(void *ctx, const sp_pool_row *p)
 {
     pool_list *l = ctx;
-    node_list n = {cli_table_new(11, (const char *const[11]){0}), json_array(), 0, 0, 0};
+    node_list n = {cli_table_new(11, (const char *const[11]){0}), json_array(), 0, 0, 0, NULL,
+                   NULL};
     sp_err err;
     sp_state_nodes(l->st, p->id, add_node, &n, &err);
     char nodes[32], usd[32];

@@ -78,18 +78,37 @@ static void after_interrupt(sp_registry *reg, sp_state *st, const sp_pool *pool,
                 dr.terminated == 1 ? "" : "s");
 }
 
+static void report_checks(const sp_pool *pool, const sp_up_result *r)
+{
+    static const char *const actions[] = {"replaced", "the pool fails", "kept (on_fail: warn)"};
+    printf("node check: %u passed, %u failed, %u unreachable", r->check_passed,
+           r->check_failed, r->unreachable);
+    if (r->replaced)
+        printf("; %u node%s replaced", r->replaced, r->replaced == 1 ? "" : "s");
+    printf("\n");
+    if (r->check_failed)
+        printf("failing nodes: %s; see skypool status %s\n", actions[pool->on_fail],
+               pool->name);
+}
+
 static int report(const up_args *a, const sp_pool *pool, const sp_up_result *r)
 {
     if (a->json) {
-        cli_print_json_line(json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:f, s:b, s:b, s:I}", "event",
-                                 "done", "pool", pool->name, "wanted", (json_int_t)r->wanted,
-                                 "running", (json_int_t)r->running, "launched",
-                                 (json_int_t)r->launched_now, "adopted",
-                                 (json_int_t)r->adopted, "failed", (json_int_t)r->failed,
-                                 "hourly_usd", r->hourly_usd, "nothing_to_do", r->nothing_to_do,
-                                 "interrupted", r->interrupted, "reachable",
-                                 (json_int_t)r->reachable));
-    } else if (r->nothing_to_do) {
+        json_t *j = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:f, s:b, s:b, s:I}", "event",
+                              "done", "pool", pool->name, "wanted", (json_int_t)r->wanted,
+                              "running", (json_int_t)r->running, "launched",
+                              (json_int_t)r->launched_now, "adopted", (json_int_t)r->adopted,
+                              "failed", (json_int_t)r->failed, "hourly_usd", r->hourly_usd,
+                              "nothing_to_do", r->nothing_to_do, "interrupted", r->interrupted,
+                              "reachable", (json_int_t)r->reachable);
+        json_object_update_new(j, json_pack("{s:I, s:I, s:I, s:I, s:I}", "checked",
+                                            (json_int_t)r->checked, "check_passed",
+                                            (json_int_t)r->check_passed, "check_failed",
+                                            (json_int_t)r->check_failed, "unreachable",
+                                            (json_int_t)r->unreachable, "replaced",
+                                            (json_int_t)r->replaced));
+        cli_print_json_line(j);
+    } else if (r->nothing_to_do && !r->checked) {
         printf("pool %s is complete: %u node%s running, $%.2f/h; nothing to do\n", pool->name,
                r->running, r->running == 1 ? "" : "s", r->hourly_usd);
     } else {
@@ -97,13 +116,51 @@ static int report(const up_args *a, const sp_pool *pool, const sp_up_result *r)
                pool->name, r->running, r->wanted, r->wanted == 1 ? "" : "s", r->launched_now,
                r->adopted, r->hourly_usd);
         if (!a->no_bootstrap && r->running)
-            printf("%u of %u answer on SSH; note: the node check is not built yet, so the "
-                   "nodes' GPUs were not checked (--no-bootstrap stops at running)\n",
-                   r->reachable, r->running);
+            report_checks(pool, r);
     }
-    if (r->running == r->wanted)
+    if (r->check_failed && pool->on_fail != SP_ON_FAIL_WARN)
+        return EXIT_CHECK;
+    if (r->running == r->wanted && !r->unreachable)
         return EXIT_OK;
     return r->running ? EXIT_PARTIAL : EXIT_FAILURE_;
+}
+
+/* The public half of the pool's key (ssh.key + ".pub"), else of the first default key in
+ * ~/.ssh, for new nodes' authorized keys. *line is NULL when there is none. */
+static int public_key(const sp_pool *pool, bool need, char **line)
+{
+    static const char *const defaults[] = {"id_ed25519", "id_ecdsa", "id_rsa"};
+    const char *home = getenv("HOME");
+    char path[4096];
+    *line = NULL;
+    for (size_t i = 0; i < (pool->ssh_key ? 1 : 3); i++) {
+        if (pool->ssh_key && pool->ssh_key[0] == '~' && home)
+            snprintf(path, sizeof(path), "%s%s.pub", home, pool->ssh_key + 1);
+        else if (pool->ssh_key)
+            snprintf(path, sizeof(path), "%s.pub", pool->ssh_key);
+        else
+            snprintf(path, sizeof(path), "%s/.ssh/%s.pub", home ? home : "", defaults[i]);
+        FILE *f = fopen(path, "r");
+        char buf[16384];
+        if (f && fgets(buf, sizeof(buf), f) && !strncmp(buf, "ssh-", 4)) {
+            buf[strcspn(buf, "\r\n")] = '\0';
+            *line = strdup(buf);
+        }
+        if (f)
+            fclose(f);
+        if (*line)
+            return EXIT_OK;
+        if (pool->ssh_key)
+            return cli_fail(EXIT_INVALID, "%s: ssh.key: no public key at %s; make it with "
+                                          "ssh-keygen -y -f %s > %s",
+                            pool->path, path, pool->ssh_key, path);
+    }
+    if (need)
+        return cli_fail(EXIT_INVALID, "%s: no SSH key for the nodes: set ssh.key in the pool, "
+                                      "or create ~/.ssh/id_ed25519 with ssh-keygen -t ed25519 "
+                                      "(or pass --no-bootstrap to launch without one)",
+                        pool->path);
+    return EXIT_OK;
 }
 
 static int run(const up_args *a)
@@ -122,12 +179,19 @@ static int run(const up_args *a)
         sp_pool_free(pool);
         return EXIT_USAGE;
     }
+    char *pubkey = NULL;
+    int rc = public_key(pool, !a->no_bootstrap, &pubkey);
+    if (rc) {
+        sp_pool_free(pool);
+        return rc;
+    }
     sp_registry reg;
     sp_state *st = NULL;
-    int rc = cli_open_registry(&reg, a->json);
+    rc = cli_open_registry(&reg, a->json);
     if (!rc && (rc = cli_open_state(&st)) != EXIT_OK)
         sp_registry_close(&reg);
     if (rc) {
+        free(pubkey);
         sp_pool_free(pool);
         return rc;
     }
@@ -135,8 +199,14 @@ static int run(const up_args *a)
     cli_progress_init(&prog, a->json, pool->nodes);
     struct sigaction sa = {.sa_handler = on_sigint}, old;
     sigaction(SIGINT, &sa, &old);
-    sp_up_opts opts = {a->parallel, a->wait_s, !a->no_quota, !a->no_bootstrap,
-                       cli_progress_event, &prog, (volatile int *)&interrupted};
+    sp_up_opts opts = {.parallel = a->parallel,
+                       .wait_s = a->wait_s,
+                       .check_quota = !a->no_quota,
+                       .bootstrap = !a->no_bootstrap,
+                       .ssh_public_key = pubkey,
+                       .on_event = cli_progress_event,
+                       .event_ctx = &prog,
+                       .interrupted = (volatile int *)&interrupted};
     sp_up_result res;
     int up = sp_up(&reg, st, pool, &opts, &res, &err);
     sigaction(SIGINT, &old, NULL);
@@ -147,6 +217,7 @@ static int run(const up_args *a)
     sp_state_close(st);
     sp_registry_close(&reg);
     sp_pool_free(pool);
+    free(pubkey);
     return rc;
 }
 
@@ -170,6 +241,13 @@ const sp_cmd cmd_up = {
     "launches a node twice. Run it again to resume a partial pool; on a complete pool it does\n"
     "nothing. Ctrl-C stops launching and asks whether to keep or tear down what exists.\n"
     "\n"
+    "Then, unless --no-bootstrap, every node is checked over SSH (the system ssh client, so\n"
+    "your ssh config applies; SKYPOOL_SSH_CONFIG names another config file): skypool-nodecheck\n"
+    "is copied there and compares the GPUs, driver, CUDA version and MIG layout with what was\n"
+    "bought and what the pool's check section asks, and tests memory and bandwidth. A node that\n"
+    "fails is replaced, fails the pool, or is kept with a warning, as check.on_fail says.\n"
+    "New nodes get the public half of ssh.key (KEY.pub), else of ~/.ssh/id_ed25519.\n"
+    "\n"
     "  --yes             answer every confirmation (needed without a terminal)\n"
     "  --json            one JSON event per line\n"
     "  --no-bootstrap    stop at running: do not wait for SSH nor run the node check\n"
@@ -177,6 +255,8 @@ const sp_cmd cmd_up = {
     "  --parallel N      launches at once (default 16)\n"
     "  --wait S          seconds to wait for nodes to run (default 600)\n"
     "\n"
-    "exit codes: 0 all nodes run, 7 some do, 1 none, 2 not confirmed, 3 invalid pool file\n",
+    "exit codes: 0 all nodes run (and passed their check), 7 some do (or some could not be\n"
+    "reached), 1 none, 2 not confirmed, 3 invalid pool file or no SSH key, 8 a node failed its\n"
+    "check and on_fail is fail (or replace, with no replacement passing)\n",
     up_exec,
 };

@@ -8,7 +8,8 @@
 
 static const sp_cmd *const commands[] = {
     &cmd_offers, &cmd_plan, &cmd_quota, &cmd_up,  &cmd_status,    &cmd_down,
-    &cmd_ls,     &cmd_validate, &cmd_check, &cmd_providers, &cmd_catalog, &cmd_accelerators,
+    &cmd_ls,     &cmd_validate, &cmd_check, &cmd_check_node, &cmd_providers, &cmd_catalog,
+    &cmd_accelerators,
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -22,7 +23,7 @@ static void usage(FILE *out)
     fprintf(out, "\nRun 'skypool <command> --help' for a command's options.\n\n"
                  "exit codes: 0 success, 1 runtime failure, 2 bad command line, 3 invalid spec\n"
                  "or pool file, 4 no matching offers, 5 nothing within the pool's budget, 6 no quota\n"
-                 "has room, 7 up got only some of the nodes\n");
+                 "has room, 7 up got only some of the nodes, 8 a node failed its check\n");
 }
 
 /* Exact name, else the one command that the word begins (git's and tmux's rule). */

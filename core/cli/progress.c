@@ -12,8 +12,16 @@
 
 #define LIVE_MAX 256
 
-static const char *const kind_names[] = {"info",    "launching", "launched",   "failover",
-                                         "running", "failed",    "terminated", "adopted"};
+static const char *const kind_names[] = {"info",    "launching",  "launched", "failover",
+                                         "running", "failed",     "terminated", "adopted",
+                                         "checking", "checked",   "replacing"};
+
+/* What a node's line says: the event, or for a check its verdict. */
+static const char *what(const sp_event *ev)
+{
+    return ev->kind == SP_EV_CHECKED && ev->row && ev->row->check[0] ? ev->row->check
+                                                                     : kind_names[ev->kind];
+}
 
 void cli_progress_init(cli_progress *p, bool json, unsigned nodes)
 {
@@ -45,6 +53,8 @@ static void json_event(const sp_event *ev)
                                             "instance_type", r->instance_type, "price",
                                             r->price, "market", r->market, "instance_id",
                                             r->cloud_id, "attempt", (json_int_t)r->attempt));
+    if (r && ev->kind == SP_EV_CHECKED)
+        json_object_set_new(j, "check", json_string(r->check));
     if (ev->text)
         json_object_set_new(j, "message", json_string(ev->text));
     cli_print_json_line(j);
@@ -59,7 +69,7 @@ static void plain_event(const sp_event *ev)
         printf("node %d: launching %s (%s) in %s %s %s at $%.2f/h\n", ev->node,
                r->instance_type, r->market, r->provider, r->region, r->zone, r->price);
     } else {
-        printf("node %d: %s%s%s%s%s\n", ev->node, kind_names[ev->kind], r && r->cloud_id[0] ? " " : "",
+        printf("node %d: %s%s%s%s%s\n", ev->node, what(ev), r && r->cloud_id[0] ? " " : "",
                r ? r->cloud_id : "", ev->text ? ": " : "", ev->text ? ev->text : "");
     }
     fflush(stdout);
@@ -78,7 +88,7 @@ static void live_event(cli_progress *p, const sp_event *ev)
         if (!l->since)
             l->since = time(NULL);
         snprintf(l->text, sizeof(l->text), "%-10.10s %-12.12s %-14.14s %-14.14s %-16.16s %-9.9s $%7.2f/h",
-                 kind_names[ev->kind], ev->row ? ev->row->provider : "",
+                 what(ev), ev->row ? ev->row->provider : "",
                  ev->row ? ev->row->region : "", ev->row ? ev->row->zone : "",
                  ev->row ? ev->row->instance_type : "", ev->row ? ev->row->market : "",
                  ev->row ? ev->row->price : 0.0);

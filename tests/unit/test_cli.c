@@ -238,7 +238,7 @@ static void test_dispatch(void **state)
     expect(sk("ofers H100", 1), 2, "did you mean offers?");
     expect(sk("p", 1), 2, "ambiguous"); /* plan, providers */
     expect(sk("acc", 0), 0, "H100-NVL");     /* unique prefix */
-    expect(sk("--version", 0), 0, "provider ABI 1.1");
+    expect(sk("--version", 0), 0, "provider ABI 1.2");
     expect(sk("", 1), 2, "usage: skypool");
     const char *cmds[] = {"offers", "plan",  "quota",     "up",      "status",      "down",
                           "ls",     "validate", "check", "providers", "catalog", "accelerators"};

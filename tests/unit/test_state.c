@@ -233,6 +233,92 @@ static void test_default_location(void **state)
     assert_int_equal(sb.st_mode & 0777, 0700);
 }
 
+/* A node's checks: the latest one wins, with its workers and report; pools take theirs along. */
+static void test_checks(void **state)
+{
+    sp_state *st = open_in(*state);
+    sp_pool_row p;
+    sp_err err = {0};
+    assert_int_equal(sp_state_pool_create(st, "train", "pool.yaml", 2, &p, &err), SP_OK);
+    sp_check_row got;
+    assert_int_equal(sp_state_check_last(st, p.id, 0, &got, NULL, &err), SP_E_NOTFOUND);
+    sp_check_row first = {.idx = 0, .verdict = "hardware_mismatch", .summary = "4 GPUs",
+                          .workers = "[]", .report = "{\"status\":\"hardware_mismatch\"}"};
+    snprintf(first.pool_id, sizeof(first.pool_id), "%s", p.id);
+    snprintf(first.cloud_id, sizeof(first.cloud_id), "i-1");
+    assert_int_equal(sp_state_check_put(st, &first, &err), SP_OK);
+    sp_check_row second = first;
+    snprintf(second.verdict, sizeof(second.verdict), "ok");
+    snprintf(second.cloud_id, sizeof(second.cloud_id), "i-2");
+    second.workers = "[{\"uuid\":\"GPU-1\",\"device\":0,\"profile\":null}]";
+    second.report = "{\"status\":\"ok\"}";
+    assert_int_equal(sp_state_check_put(st, &second, &err), SP_OK);
+    char *report = NULL;
+    assert_int_equal(sp_state_check_last(st, p.id, 0, &got, &report, &err), SP_OK);
+    assert_string_equal(got.verdict, "ok");
+    assert_string_equal(got.cloud_id, "i-2");
+    assert_string_equal(got.workers_copy, second.workers);
+    assert_string_equal(report, "{\"status\":\"ok\"}");
+    assert_true(got.checked_at > 0);
+    free(report);
+    free(got.workers_copy);
+    assert_int_equal(sp_state_pool_delete(st, p.id, &err), SP_OK);
+    assert_int_equal(sp_state_check_last(st, p.id, 0, &got, NULL, &err), SP_E_NOTFOUND);
+    sp_state_close(st);
+}
+
+/* A database written by the first version gains the new node columns and keeps its rows. */
+static void test_upgrade_from_v1(void **state)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/state.db", (char *)*state);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    const char *v1 =
+        "CREATE TABLE pools (id TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE, path TEXT NOT NULL"
+        " DEFAULT '', state TEXT NOT NULL, nodes_wanted INTEGER NOT NULL, created_at INTEGER NOT"
+        " NULL, updated_at INTEGER NOT NULL);"
+        "CREATE TABLE nodes (pool_id TEXT NOT NULL REFERENCES pools(id) ON DELETE CASCADE,"
+        " idx INTEGER NOT NULL, attempt INTEGER NOT NULL DEFAULT 0, state TEXT NOT NULL,"
+        " provider TEXT NOT NULL DEFAULT '', region TEXT NOT NULL DEFAULT '', zone TEXT NOT NULL"
+        " DEFAULT '', instance_type TEXT NOT NULL DEFAULT '', market TEXT NOT NULL DEFAULT '',"
+        " price REAL NOT NULL DEFAULT 0, cloud_id TEXT NOT NULL DEFAULT '', public_ip TEXT NOT"
+        " NULL DEFAULT '', private_ip TEXT NOT NULL DEFAULT '', check_verdict TEXT NOT NULL"
+        " DEFAULT '', updated_at INTEGER NOT NULL, PRIMARY KEY (pool_id, idx));"
+        "INSERT INTO pools VALUES ('0011223344556677', 'old', 'p.yaml', 'ready', 1, 1, 1);"
+        "INSERT INTO nodes (pool_id, idx, state, provider, cloud_id, updated_at)"
+        " VALUES ('0011223344556677', 0, 'running', 'aws', 'i-0abc', 1);"
+        "PRAGMA user_version=1;";
+    assert_int_equal(sqlite3_exec(db, v1, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    sp_state *st = open_in(*state);
+    sp_pool_row p;
+    sp_err err = {0};
+    assert_int_equal(sp_state_pool_find(st, "old", &p, &err), SP_OK);
+    sp_node_row n = {0};
+    snprintf(n.pool_id, sizeof(n.pool_id), "%s", p.id);
+    snprintf(n.state, sizeof(n.state), "running");
+    snprintf(n.cloud_id, sizeof(n.cloud_id), "i-0abc");
+    snprintf(n.accel, sizeof(n.accel), "H100-SXM");
+    n.accel_count = 8;
+    n.accel_mem_mib = 81920;
+    assert_int_equal(sp_state_node_put(st, &n, &err), SP_OK);
+    sp_state_close(st);
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT accel, accel_count, accel_mem_mib,"
+                                            " (SELECT user_version FROM pragma_user_version)"
+                                            " FROM nodes", -1, &q, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    assert_string_equal((const char *)sqlite3_column_text(q, 0), "H100-SXM");
+    assert_int_equal(sqlite3_column_int(q, 1), 8);
+    assert_int_equal(sqlite3_column_int(q, 2), 81920);
+    assert_int_equal(sqlite3_column_int(q, 3), SP_STATE_SCHEMA);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+}
+
 int main(void)
 {
     setenv("SKYPOOL_STATE_BUSY_MS", "300", 1);
@@ -245,6 +331,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_damaged_file_untouched, setup, teardown),
         cmocka_unit_test_setup_teardown(test_locked, setup, teardown),
         cmocka_unit_test_setup_teardown(test_default_location, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_checks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_upgrade_from_v1, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -31,7 +31,7 @@ extern "C" {
 #endif
 
 #define SP_PROVIDER_ABI_MAJOR 1
-#define SP_PROVIDER_ABI_MINOR 1
+#define SP_PROVIDER_ABI_MINOR 2
 #define SP_PROVIDER_ENTRY "sp_provider_init"
 
 #if defined(__GNUC__)
@@ -299,7 +299,14 @@ typedef struct sp_http_request {
     const void *body;
     size_t body_len;
     uint32_t timeout_ms;       /* 0: the host's default */
+    /* 1.2 */
+    uint32_t flags;            /* SP_HTTP_* */
 } sp_http_request;
+
+/* The request must never reach the server twice: the host sends it on a connection of its own,
+ * since an HTTP client may silently resend a request whose reused connection died (a create
+ * call on a cloud with no client token would make a second machine). */
+#define SP_HTTP_NO_REPLAY (1u << 0)
 
 typedef struct sp_http_response {
     uint32_t struct_size;
@@ -422,6 +429,17 @@ typedef struct sp_provider {
     /* Whether the provider has credentials the cloud accepts: SP_OK and where they came from
      * ("environment (AWS_ACCESS_KEY_ID)"), or SP_E_AUTH and why not. Never the secret. */
     int (*check_credentials)(void *ctx, char *source, size_t size, sp_err *err);
+    /* 1.2 */
+    /* Several nodes of one offer in one cloud call (DigitalOcean creates up to 10 droplets per
+     * request). The host only batches requests that share offer, market, image, ssh_user,
+     * ssh_public_key and user_data; they differ in name, client_token and the values of tags.
+     * A provider whose call takes one tag set keeps the tags all requests share and drops the
+     * rest: the node's name always identifies it. nodes[i] and errs[i] answer reqs[i]:
+     * errs[i].code is SP_OK for a node launched. Returns SP_OK when every node was launched,
+     * else the status of the first failure. At most launch_batch_max requests per call. */
+    int (*launch_batch)(void *ctx, const sp_launch_request *const *reqs, size_t n,
+                        sp_node *nodes, sp_err *errs);
+    uint32_t launch_batch_max;
 } sp_provider;
 
 /*
