@@ -161,4 +161,21 @@ else
 $(dofake_admin GET state | json_eval '[x["name"] for x in d["droplets"]]')"
 fi
 
+# Batching: 7 nodes with 2 workers: each worker takes its share and DigitalOcean gets one create
+# per share (4 names, then 3), not 7 calls.
+sed -e 's/^name: do-e2e/name: do-batch/' -e 's/^nodes: .*/nodes: 7/' -e 's/^max_hourly_usd: .*/max_hourly_usd: 1000/' "$work/do-e2e.yaml" \
+  >"$work/do-batch.yaml"
+dofake_admin POST reset >/dev/null
+rc=0
+out=$("$bin" up "$work/do-batch.yaml" --yes --no-bootstrap --parallel 2 2>&1) || rc=$?
+creates=$(dofake_admin GET state | json_eval 'sorted(len(e["body"].get("names", [e["body"].get("name")]))
+  for e in d["log"] if (e["method"], e["path"]) == ("POST", "/v2/droplets"))')
+if [ "$rc" -eq 0 ] && printf '%s\n' "$out" | grep -q 'pool do-batch: 7 of 7 nodes running' &&
+   [ "$creates" = "[3, 4]" ]; then
+  ok "up batches: 7 droplets in 2 create calls ($creates names)"
+else
+  bad "batched up (rc $rc, creates $creates)" "$out"
+fi
+"$bin" down do-batch --yes >/dev/null 2>&1 || bad "down do-batch"
+
 sp_summary
