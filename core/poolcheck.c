@@ -170,17 +170,7 @@ static int pick(void *ctx, const sp_node_row *r)
 static void run_threads(check_run *c)
 {
     unsigned n = c->opts->parallel ? c->opts->parallel : DEFAULT_PARALLEL;
-    n = n > c->n_rows ? (unsigned)c->n_rows : n;
-    n = n > 64 ? 64 : n;
-    pthread_t threads[64];
-    bool started[64] = {false};
-    for (unsigned i = 0; i < n; i++)
-        started[i] = pthread_create(&threads[i], NULL, work, c) == 0;
-    if (n && !started[0])
-        work(c);
-    for (unsigned i = 0; i < n; i++)
-        if (started[i])
-            pthread_join(threads[i], NULL);
+    sp_run_threads(n > c->n_rows ? (unsigned)c->n_rows : n, work, c);
 }
 
 int sp_pool_check(sp_registry *reg, sp_state *st, const sp_pool *pool, const sp_pool_row *row,

@@ -430,21 +430,10 @@ static void run_workers(up_run *u, sp_node_row *rows)
     unsigned n = u->opts->parallel ? u->opts->parallel : DEFAULT_PARALLEL;
     if (n > u->n_todo)
         n = u->n_todo;
-    pthread_t threads[64];
-    bool started[64] = {false};
     worker w = {u, rows};
     u->chunk = chunk_size(u, n);
-    if (u->chunk > 1)
-        n = (unsigned)((u->n_todo + u->chunk - 1) / u->chunk) < n
-                ? (unsigned)((u->n_todo + u->chunk - 1) / u->chunk)
-                : n;
-    for (unsigned i = 0; i < n && i < 64; i++)
-        started[i] = pthread_create(&threads[i], NULL, work, &w) == 0;
-    if (n && !started[0])
-        work(&w);
-    for (unsigned i = 0; i < n && i < 64; i++)
-        if (started[i])
-            pthread_join(threads[i], NULL);
+    unsigned chunks = (unsigned)((u->n_todo + u->chunk - 1) / u->chunk);
+    sp_run_threads(chunks < n ? chunks : n, work, &w);
 }
 
 /* ---- The pool --------------------------------------------------------------------------------- */

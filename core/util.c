@@ -1,6 +1,7 @@
 #include "util.h"
 
 #include <ctype.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,4 +177,18 @@ char *sp_buf_take(sp_buf *b)
         d = sp_strdup("");
     sp_buf_init(b);
     return d;
+}
+
+void sp_run_threads(unsigned n, void *(*fn)(void *), void *arg)
+{
+    pthread_t threads[64];
+    bool started[64] = {false};
+    n = n > 64 ? 64 : n;
+    for (unsigned i = 0; i < n; i++)
+        started[i] = pthread_create(&threads[i], NULL, fn, arg) == 0;
+    if (n && !started[0])
+        fn(arg);
+    for (unsigned i = 0; i < n; i++)
+        if (started[i])
+            pthread_join(threads[i], NULL);
 }

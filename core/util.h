@@ -13,6 +13,9 @@ size_t sp_edit_distance(const char *a, const char *b);
 /* Copies at most size-1 bytes and always terminates; returns strlen(src). */
 size_t sp_strlcpy(char *dst, const char *src, size_t size);
 bool sp_streq_nocase(const char *a, const char *b);
+/* Runs fn(arg) on n threads at once (at most 64) and waits for them all; where no thread can be
+ * made, runs it once on this one. fn takes its own work from arg until none is left. */
+void sp_run_threads(unsigned n, void *(*fn)(void *), void *arg);
 char *sp_strdup(const char *s);   /* NULL on NULL or out of memory */
 char *sp_strndup(const char *s, size_t n);
 
